@@ -1,0 +1,53 @@
+#pragma once
+// core/inventory/device.h — the device model every core module shares.
+//
+// A Device is one entry of our ResourceSlices (a PCI network function, an
+// IB-only RDMA device or a virtual netdev) plus the host-side facts that
+// prepare and the NRI hooks need but that are never published (char devices,
+// sysfs path). Attribute names are fully qualified ("dra.net/ifName",
+// "resource.kubernetes.io/numaNode", "azure.dra.net/vmSize").
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace dranet::inventory {
+
+// A DRA "version" attribute (semantic version string, e.g. "1.2.3").
+struct SemVer {
+  std::string value;
+  friend bool operator==(const SemVer&, const SemVer&) = default;
+};
+
+// The four value kinds of resource.k8s.io/v1 DeviceAttribute.
+using AttributeValue = std::variant<std::string, int64_t, bool, SemVer>;
+using Attributes = std::map<std::string, AttributeValue>;
+
+// A character device a pod needs to use an RDMA device (/dev/infiniband/...).
+struct CharDevice {
+  std::string path;   // relative to the dev root, e.g. "infiniband/uverbs0"
+  uint32_t major = 0;
+  uint32_t minor = 0;
+  friend bool operator==(const CharDevice&, const CharDevice&) = default;
+};
+
+struct Device {
+  std::string name;          // DNS label: pci-0000-8a-00-0, gpu0rdma0, net-<base32>
+  Attributes attributes;     // published as spec.devices[].attributes
+  // Host-side facts (not published).
+  std::string pci_address;   // "0000:8a:00.0"; empty for virtual devices
+  std::string if_name;       // host netdev name; empty for IB-only devices
+  std::string rdma_device;   // "mlx5_0"; empty when not RDMA-capable
+  std::vector<CharDevice> char_devices;  // uverbsN, umadN, issmN, rdma_cm
+  std::string driver;        // bound kernel driver, e.g. "mlx5_core"; empty when none
+  uint32_t pci_vendor_id = 0;  // e.g. 0x15b3; 0 when not PCI
+  uint32_t pci_device_id = 0;  // e.g. 0x101e; 0 when not PCI
+  int32_t numa_node = -1;      // -1 when unknown
+  // Other netdevs on the same PCI function (representors, IPoIB pkey
+  // children, extra ports), sorted; the attributes describe `if_name` only.
+  std::vector<std::string> secondary_if_names;
+  friend bool operator==(const Device&, const Device&) = default;
+};
+
+}  // namespace dranet::inventory

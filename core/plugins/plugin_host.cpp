@@ -1,0 +1,652 @@
+#include "plugins/plugin_host.h"
+
+#include <fnmatch.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <regex>
+#include <set>
+
+#include "plugins/attribute_rules.h"
+#include "plugins/device_abi.h"
+#include "plugins/plugin_library.h"
+#include "plugins/plugin_worker.h"
+
+namespace dranet::plugins {
+namespace fs = std::filesystem;
+
+const char* OutcomeName(PluginOutcome outcome) {
+  switch (outcome) {
+    case PluginOutcome::kLoaded: return "loaded";
+    case PluginOutcome::kNotApplicable: return "not-applicable";
+    case PluginOutcome::kSkipped: return "skipped";
+    case PluginOutcome::kRejected: return "rejected";
+    case PluginOutcome::kFailed: return "failed";
+  }
+  return "unknown";
+}
+
+bool MatchesTable(const std::vector<dranet_match_t>& table, const inventory::Device& device) {
+  if (table.empty()) return true;
+  for (const auto& m : table) {
+    switch (m.kind) {
+      case DRANET_MATCH_ALWAYS: return true;
+      case DRANET_MATCH_PCI:
+        if (device.pci_vendor_id != 0 &&
+            (m.pci_vendor == DRANET_MATCH_ANY_ID || m.pci_vendor == device.pci_vendor_id) &&
+            (m.pci_device == DRANET_MATCH_ANY_ID || m.pci_device == device.pci_device_id))
+          return true;
+        break;
+      case DRANET_MATCH_DRIVER:
+        if (m.pattern != nullptr && !device.driver.empty() && device.driver == m.pattern) return true;
+        break;
+      case DRANET_MATCH_IFNAME:
+        if (m.pattern != nullptr && !device.if_name.empty() &&
+            fnmatch(m.pattern, device.if_name.c_str(), 0) == 0)
+          return true;
+        break;
+      case DRANET_MATCH_RDMA:
+        if (!device.rdma_device.empty()) return true;
+        break;
+      default: break;  // a kind from a newer minor never matches
+    }
+  }
+  return false;
+}
+
+// One initialised plugin: its library, host services, worker and state.
+// Declaration order matters: the worker stops (joins) before the services
+// and the library go away.
+struct PluginHost::Loaded {
+  std::unique_ptr<PluginLibrary> library;
+  std::unique_ptr<HostServices> services;
+  std::unique_ptr<PluginWorker> worker;
+  void* state = nullptr;
+  bool initialised = false;
+  std::size_t report_index = 0;
+  const ValidatedDescriptor& d() const { return library->descriptor(); }
+
+  ~Loaded() {
+    if (worker && worker->hung()) {
+      // A call never returned: plugin code may still run, so neither its
+      // state nor its code can be released.
+      library->Leak();
+      (void)services.release();
+      return;
+    }
+    if (initialised && worker) {
+      auto fini = d().fini;
+      void* s = state;
+      worker->Run([fini, s] {
+        try {
+          fini(s);
+        } catch (...) {
+        }
+      }, std::chrono::milliseconds(2000));
+      if (worker->hung()) {
+        library->Leak();
+        (void)services.release();
+        return;
+      }
+    }
+    worker.reset();
+  }
+};
+
+namespace {
+
+// Runs a plugin op, turning a stray C++ exception into a status.
+template <typename F>
+dranet_status_t CallGuarded(F&& f, dranet_error_t& err) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    return dranet_error_set(&err, DRANET_ERR_INTERNAL, 0, "plugin threw: %s", e.what());
+  } catch (...) {
+    return dranet_error_set(&err, DRANET_ERR_INTERNAL, 0, "plugin threw an unknown exception");
+  }
+}
+
+dranet_error_t NewError() {
+  dranet_error_t e{};
+  e.struct_size = sizeof e;
+  return e;
+}
+
+std::string StatusText(dranet_status_t st, const dranet_error_t& err) {
+  std::string s = "status " + std::to_string(st);
+  if (err.message[0] != '\0') s += ": " + std::string(err.message, strnlen(err.message, sizeof err.message));
+  return s;
+}
+
+// A problem with the directory itself, or "" when it may be used.
+std::string CheckDirectory(const fs::path& dir, bool require_root_owned) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return "plugin directory " + dir.string() + " does not exist";
+  if (!S_ISDIR(st.st_mode)) return "plugin directory " + dir.string() + " is not a directory";
+  if (require_root_owned && st.st_uid != 0)
+    return "plugin directory " + dir.string() + " is not owned by root (uid " +
+           std::to_string(st.st_uid) + "): refusing to load code from it";
+  if (require_root_owned && (st.st_mode & S_IWOTH))
+    return "plugin directory " + dir.string() + " is world-writable: refusing to load code from it";
+  return {};
+}
+
+std::string CheckFile(const fs::path& file, bool require_root_owned) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return "cannot stat " + file.string();
+  if (!S_ISREG(st.st_mode)) return "not a regular file";
+  if (require_root_owned && st.st_uid != 0) return "file is not owned by root";
+  if (require_root_owned && (st.st_mode & S_IWOTH)) return "file is world-writable";
+  return {};
+}
+
+bool Listed(const std::vector<std::string>& list, const std::string& name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+std::string Caps(uint32_t caps) {
+  std::string s;
+  if (caps & DRANET_CAP_DISCOVERY) s += "discovery,";
+  if (caps & DRANET_CAP_ATTRIBUTES) s += "attributes,";
+  if (caps & DRANET_CAP_INJECTION) s += "injection,";
+  if (!s.empty()) s.pop_back();
+  return s.empty() ? "none" : s;
+}
+
+std::string AbiText(uint32_t v) {
+  return std::to_string(DRANET_ABI_MAJOR_OF(v)) + "." + std::to_string(DRANET_ABI_MINOR_OF(v));
+}
+
+}  // namespace
+
+PluginHost::PluginHost(PluginHostOptions options, Logger& logger)
+    : options_(std::move(options)), logger_(logger) {
+  for (const auto& dir : options_.plugin_dirs) LoadDirectory(dir);
+}
+
+PluginHost::~PluginHost() {
+  // Shut plugins down in reverse load order.
+  while (!loaded_.empty()) loaded_.pop_back();
+}
+
+std::size_t PluginHost::loaded_count() const {
+  return static_cast<std::size_t>(std::count_if(reports_.begin(), reports_.end(), [](const auto& r) {
+    return r.outcome == PluginOutcome::kLoaded;
+  }));
+}
+
+void PluginHost::Report(PluginReport report) {
+  std::vector<LogField> fields{{"file", report.file}};
+  if (!report.name.empty()) fields.emplace_back("name", report.name);
+  if (!report.version.empty()) fields.emplace_back("version", report.version);
+  if (report.abi_version != 0) fields.emplace_back("abi", AbiText(report.abi_version));
+  fields.emplace_back("hostAbi", AbiText(DRANET_ABI_CURRENT));
+  if (report.outcome == PluginOutcome::kLoaded) {
+    fields.emplace_back("capabilities", Caps(report.capabilities));
+    logger_.Info("plugin loaded", fields);
+  } else {
+    fields.emplace_back("reason", report.reason);
+    std::string msg = std::string("plugin ") + OutcomeName(report.outcome);
+    if (report.outcome == PluginOutcome::kRejected || report.outcome == PluginOutcome::kFailed)
+      logger_.Error(msg, fields);
+    else
+      logger_.Info(msg, fields);
+  }
+  reports_.push_back(std::move(report));
+}
+
+void PluginHost::LoadDirectory(const fs::path& dir) {
+  if (auto problem = CheckDirectory(dir, options_.require_root_owned); !problem.empty()) {
+    PluginReport r;
+    r.file = dir.string();
+    r.outcome = PluginOutcome::kRejected;
+    r.reason = problem;
+    Report(std::move(r));
+    return;
+  }
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& p = it->path();
+    if (p.extension() == ".so") {
+      files.push_back(p);
+    } else {
+      logger_.Verbose(2, "ignoring non-plugin file in plugin directory", {{"file", p.string()}});
+    }
+  }
+  if (ec) {
+    PluginReport r;
+    r.file = dir.string();
+    r.reason = "cannot list plugin directory: " + ec.message();
+    Report(std::move(r));
+    return;
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) LoadFile(f);
+}
+
+void PluginHost::LoadFile(const fs::path& file) {
+  PluginReport report;
+  report.file = file.string();
+  static const std::regex kFileRe("^dranet-plugin-([a-z0-9-]+)\\.so$");
+  std::smatch m;
+  const std::string base = file.filename().string();
+  std::string expected_name = std::regex_match(base, m, kFileRe) ? m[1].str() : "";
+  if (!expected_name.empty()) {
+    report.name = expected_name;
+    if (Listed(options_.deny, expected_name) ||
+        (!options_.allow.empty() && !Listed(options_.allow, expected_name))) {
+      report.outcome = PluginOutcome::kSkipped;
+      report.reason = Listed(options_.deny, expected_name) ? "on the deny list" : "not on the allow list";
+      Report(std::move(report));
+      return;
+    }
+  }
+  if (auto problem = CheckFile(file, options_.require_root_owned); !problem.empty()) {
+    report.outcome = PluginOutcome::kRejected;
+    report.reason = problem;
+    Report(std::move(report));
+    return;
+  }
+  auto loaded = std::make_unique<Loaded>();
+  try {
+    loaded->library = PluginLibrary::Open(file);
+  } catch (const PluginRejected& e) {
+    report.outcome = PluginOutcome::kRejected;
+    report.reason = e.what();
+    Report(std::move(report));
+    return;
+  }
+  const auto& d = loaded->d();
+  report.name = d.name;
+  report.version = d.version;
+  report.description = d.description;
+  report.abi_version = d.abi_version;
+  report.capabilities = d.capabilities;
+  for (const auto& k : d.config_keys)
+    report.config_keys.push_back(k.name + "=" + k.default_value + ": " + k.description);
+  for (const auto& note : d.notes) logger_.Warning("plugin note", {{"name", d.name}, {"note", note}});
+
+  for (const auto& other : loaded_) {
+    if (other->d().name == d.name) {
+      report.outcome = PluginOutcome::kRejected;
+      report.reason = "duplicate plugin name, already loaded from " + other->library->path().string();
+      Report(std::move(report));
+      return;
+    }
+  }
+
+  // Configuration: only declared keys reach the plugin.
+  std::map<std::string, std::string> config;
+  if (auto it = options_.config.find(d.name); it != options_.config.end()) {
+    for (const auto& [key, value] : it->second) {
+      bool declared = std::any_of(d.config_keys.begin(), d.config_keys.end(),
+                                  [&](const auto& k) { return k.name == key; });
+      if (declared) {
+        config[key] = value;
+      } else {
+        logger_.Warning("unknown plugin configuration key ignored", {{"name", d.name}, {"key", key}});
+      }
+    }
+  }
+  loaded->services = std::make_unique<HostServices>(d.name, logger_, options_.host_root.string(),
+                                                    options_.node_name, std::move(config),
+                                                    options_.http_get);
+  loaded->worker = std::make_unique<PluginWorker>(d.name);
+
+  struct InitCall {
+    dranet_status_t status = DRANET_ERR_INTERNAL;
+    void* state = nullptr;
+    dranet_error_t err = NewError();
+  };
+  auto call = std::make_shared<InitCall>();
+  auto init = d.init;
+  const dranet_host_t* host = loaded->services->host();
+  auto started = std::chrono::steady_clock::now();
+  bool finished = loaded->worker->Run(
+      [call, init, host] {
+        call->status = CallGuarded([&] { return init(host, &call->state, &call->err); }, call->err);
+      },
+      options_.init_deadline);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  if (!finished) {
+    report.outcome = PluginOutcome::kFailed;
+    report.reason = "init did not return within " + std::to_string(options_.init_deadline.count()) +
+                    " ms; plugin abandoned";
+    Report(std::move(report));
+    loaded_.push_back(std::move(loaded));  // kept so its code stays mapped
+    return;
+  }
+  if (call->status == DRANET_ERR_UNSUPPORTED) {
+    report.outcome = PluginOutcome::kNotApplicable;
+    report.reason = call->err.message[0] ? call->err.message : "does not apply to this node";
+    Report(std::move(report));
+    return;
+  }
+  if (call->status != DRANET_OK) {
+    report.outcome = PluginOutcome::kFailed;
+    report.reason = "init failed: " + StatusText(call->status, call->err);
+    Report(std::move(report));
+    return;
+  }
+  loaded->state = call->state;
+  loaded->initialised = true;
+  report.outcome = PluginOutcome::kLoaded;
+  logger_.Verbose(2, "plugin initialised", {{"name", d.name}, {"initMs", ms.count()}});
+  loaded->report_index = reports_.size();
+  Report(std::move(report));
+  loaded_.push_back(std::move(loaded));
+}
+
+namespace {
+
+// Call state shared with the worker thread: it must own everything the
+// plugin may touch, because a call that misses its deadline keeps running.
+struct AnnotateCall {
+  std::vector<std::unique_ptr<DeviceAbi>> inputs;
+  std::vector<std::size_t> device_index;
+  std::string plugin_name;
+  struct Output {
+    std::vector<std::pair<std::string, inventory::AttributeValue>> attrs;
+    std::vector<std::string> rejected;
+    dranet_status_t status = DRANET_OK;
+    std::string error;
+  };
+  std::vector<Output> outputs;
+};
+
+struct AttrSinkCtx {
+  AnnotateCall* call;
+  std::size_t k;
+};
+
+dranet_status_t AddAttrTrampoline(void* ctx, const dranet_attr_t* attr) noexcept {
+  try {
+    auto* c = static_cast<AttrSinkCtx*>(ctx);
+    auto& out = c->call->outputs[c->k];
+    if (attr == nullptr || attr->struct_size < offsetof(dranet_attr_t, int_value) + sizeof(int64_t)) {
+      out.rejected.push_back("attribute struct missing or too small");
+      return DRANET_ERR_INVALID_ARG;
+    }
+    std::string why;
+    auto accepted = AcceptAttribute(*attr, c->call->plugin_name, why);
+    if (accepted && IsCoreDomain(accepted->first)) {
+      why = "attribute \"" + accepted->first + "\": domain reserved for the core";
+      accepted.reset();
+    }
+    if (!accepted) {
+      out.rejected.push_back(why);
+      return DRANET_ERR_INVALID_ARG;
+    }
+    out.attrs.push_back(std::move(*accepted));
+    return DRANET_OK;
+  } catch (...) {
+    return DRANET_ERR_NO_MEMORY;
+  }
+}
+
+struct DiscoverCall {
+  std::string plugin_name;
+  std::vector<inventory::Device> devices;
+  std::vector<std::string> rejected;
+  dranet_status_t status = DRANET_OK;
+  dranet_error_t err = NewError();
+};
+
+dranet_status_t AddDeviceTrampoline(void* ctx, const dranet_device_t* device) noexcept {
+  auto* c = static_cast<DiscoverCall*>(ctx);
+  try {
+    if (device == nullptr || device->struct_size < offsetof(dranet_device_t, n_attrs) + sizeof(uint32_t)) {
+      c->rejected.push_back("device struct missing or too small");
+      return DRANET_ERR_INVALID_ARG;
+    }
+    c->devices.push_back(DeviceFromAbi(*device, c->plugin_name, c->rejected));
+    return DRANET_OK;
+  } catch (const std::exception& e) {
+    c->rejected.push_back(e.what());
+    return DRANET_ERR_INVALID_ARG;
+  } catch (...) {
+    return DRANET_ERR_NO_MEMORY;
+  }
+}
+
+struct InjectCall {
+  std::string plugin_name;
+  std::vector<std::unique_ptr<DeviceAbi>> inputs;
+  std::vector<dranet_device_t> devices;  // copies of inputs[i]->get()
+  std::string ns, name, uid;
+  InjectionEdits edits;  // this plugin's edits only
+  std::vector<std::string> rejected;
+  dranet_status_t status = DRANET_OK;
+  dranet_error_t err = NewError();
+};
+
+bool SafeContainerPath(const std::string& p) {
+  return !p.empty() && p[0] == '/' && p.find("/../") == std::string::npos &&
+         !(p.size() >= 3 && p.compare(p.size() - 3, 3, "/..") == 0);
+}
+
+dranet_status_t AddDevNodeTrampoline(void* ctx, const dranet_dev_node_t* node) noexcept {
+  auto* c = static_cast<InjectCall*>(ctx);
+  try {
+    if (node == nullptr || node->path == nullptr) return DRANET_ERR_INVALID_ARG;
+    std::string path(node->path);
+    if (path.rfind("/dev/", 0) != 0 || !SafeContainerPath(path) || (node->type != 'c' && node->type != 'b')) {
+      c->rejected.push_back("device node \"" + path + "\": must be a 'c' or 'b' node under /dev/");
+      return DRANET_ERR_INVALID_ARG;
+    }
+    std::string perms = node->permissions ? node->permissions : "rw";
+    if (perms.empty() || perms.find_first_not_of("rwm") != std::string::npos) {
+      c->rejected.push_back("device node \"" + path + "\": permissions must be a subset of rwm");
+      return DRANET_ERR_INVALID_ARG;
+    }
+    c->edits.dev_nodes.push_back({path, node->major, node->minor, perms, c->plugin_name});
+    return DRANET_OK;
+  } catch (...) {
+    return DRANET_ERR_NO_MEMORY;
+  }
+}
+
+dranet_status_t AddMountTrampoline(void* ctx, const dranet_mount_t* mount) noexcept {
+  auto* c = static_cast<InjectCall*>(ctx);
+  try {
+    if (mount == nullptr || mount->host_path == nullptr || mount->container_path == nullptr)
+      return DRANET_ERR_INVALID_ARG;
+    InjectionEdits::Mount m{mount->host_path, mount->container_path, {}, c->plugin_name};
+    if (!SafeContainerPath(m.host_path) || !SafeContainerPath(m.container_path)) {
+      c->rejected.push_back("mount " + m.host_path + " -> " + m.container_path + ": paths must be absolute");
+      return DRANET_ERR_INVALID_ARG;
+    }
+    for (uint32_t i = 0; mount->options != nullptr && i < mount->n_options && i < 32; ++i)
+      if (mount->options[i] != nullptr) m.options.emplace_back(mount->options[i]);
+    c->edits.mounts.push_back(std::move(m));
+    return DRANET_OK;
+  } catch (...) {
+    return DRANET_ERR_NO_MEMORY;
+  }
+}
+
+dranet_status_t AddEnvTrampoline(void* ctx, const char* name, const char* value) noexcept {
+  auto* c = static_cast<InjectCall*>(ctx);
+  try {
+    if (name == nullptr || value == nullptr) return DRANET_ERR_INVALID_ARG;
+    static const std::regex kEnvName("^[A-Za-z_][A-Za-z0-9_]*$");
+    if (!std::regex_match(name, kEnvName) || std::strlen(value) > 4096) {
+      c->rejected.push_back(std::string("env \"") + name + "\": invalid name or value over 4096 bytes");
+      return DRANET_ERR_INVALID_ARG;
+    }
+    auto [it, inserted] = c->edits.env.emplace(name, value);
+    if (!inserted && it->second != value) {
+      c->rejected.push_back(std::string("env \"") + name + "\" set twice with different values");
+      return DRANET_ERR_INVALID_ARG;
+    }
+    return DRANET_OK;
+  } catch (...) {
+    return DRANET_ERR_NO_MEMORY;
+  }
+}
+
+dranet_status_t AddAnnotationTrampoline(void* ctx, const char* key, const char* value) noexcept {
+  auto* c = static_cast<InjectCall*>(ctx);
+  try {
+    if (key == nullptr || value == nullptr || *key == '\0') return DRANET_ERR_INVALID_ARG;
+    c->edits.annotations[key] = value;
+    return DRANET_OK;
+  } catch (...) {
+    return DRANET_ERR_NO_MEMORY;
+  }
+}
+
+}  // namespace
+
+std::vector<inventory::Device> PluginHost::Discover() {
+  std::vector<inventory::Device> out;
+  for (auto& lp : loaded_) {
+    if (!lp->initialised || !(lp->d().capabilities & DRANET_CAP_DISCOVERY)) continue;
+    auto call = std::make_shared<DiscoverCall>();
+    call->plugin_name = lp->d().name;
+    auto op = lp->d().discover;
+    void* state = lp->state;
+    bool ok = lp->worker->Run(
+        [call, op, state] {
+          dranet_device_sink_t sink{sizeof(dranet_device_sink_t), call.get(), &AddDeviceTrampoline};
+          call->status = CallGuarded([&] { return op(state, &sink, &call->err); }, call->err);
+        },
+        options_.call_deadline);
+    if (!ok) {
+      logger_.Error("plugin call missed its deadline; plugin disabled",
+                    {{"name", call->plugin_name}, {"op", "discover"}});
+      continue;
+    }
+    for (const auto& why : call->rejected)
+      logger_.Warning("plugin device rejected", {{"name", call->plugin_name}, {"reason", why}});
+    if (call->status != DRANET_OK) {
+      logger_.Error("plugin discover failed", {{"name", call->plugin_name}, {"error", StatusText(call->status, call->err)}});
+      continue;
+    }
+    for (auto& d : call->devices) out.push_back(std::move(d));
+  }
+  return out;
+}
+
+void PluginHost::Annotate(std::vector<inventory::Device>& devices) {
+  for (auto& lp : loaded_) {
+    if (!lp->initialised || !(lp->d().capabilities & DRANET_CAP_ATTRIBUTES) || lp->worker->hung()) continue;
+    auto call = std::make_shared<AnnotateCall>();
+    call->plugin_name = lp->d().name;
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      if (!MatchesTable(lp->d().match_table, devices[i])) continue;
+      call->inputs.push_back(std::make_unique<DeviceAbi>(devices[i]));
+      call->device_index.push_back(i);
+    }
+    if (call->inputs.empty()) continue;
+    call->outputs.resize(call->inputs.size());
+    auto op = lp->d().annotate;
+    void* state = lp->state;
+    auto started = std::chrono::steady_clock::now();
+    bool ok = lp->worker->Run(
+        [call, op, state] {
+          for (std::size_t k = 0; k < call->inputs.size(); ++k) {
+            AttrSinkCtx ctx{call.get(), k};
+            dranet_attr_sink_t sink{sizeof(dranet_attr_sink_t), &ctx, &AddAttrTrampoline};
+            dranet_error_t err = NewError();
+            auto& out = call->outputs[k];
+            out.status = CallGuarded([&] { return op(state, call->inputs[k]->get(), &sink, &err); }, err);
+            if (out.status != DRANET_OK) out.error = StatusText(out.status, err);
+          }
+        },
+        options_.call_deadline);
+    if (!ok) {
+      logger_.Error("plugin call missed its deadline; plugin disabled",
+                    {{"name", call->plugin_name}, {"op", "annotate"},
+                     {"deadlineMs", static_cast<int64_t>(options_.call_deadline.count())}});
+      reports_[lp->report_index].outcome = PluginOutcome::kFailed;
+      reports_[lp->report_index].reason = "annotate missed its deadline";
+      continue;
+    }
+    std::size_t added = 0;
+    for (std::size_t k = 0; k < call->outputs.size(); ++k) {
+      auto& dev = devices[call->device_index[k]];
+      auto& out = call->outputs[k];
+      for (const auto& why : out.rejected)
+        logger_.Warning("plugin attribute rejected", {{"name", call->plugin_name}, {"device", dev.name}, {"reason", why}});
+      if (out.status != DRANET_OK && out.status != DRANET_ERR_UNSUPPORTED) {
+        logger_.Error("plugin annotate failed", {{"name", call->plugin_name}, {"device", dev.name}, {"error", out.error}});
+        continue;
+      }
+      for (auto& [name, value] : out.attrs) {
+        auto [it, inserted] = dev.attributes.emplace(name, value);
+        if (inserted) {
+          ++added;
+        } else if (!(it->second == value)) {
+          logger_.Warning("plugin attribute conflicts with an existing value; first value kept",
+                          {{"name", call->plugin_name}, {"device", dev.name}, {"attribute", name}});
+        }
+      }
+    }
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+    logger_.Verbose(3, "plugin annotated devices",
+                    {{"name", call->plugin_name}, {"devices", call->inputs.size()}, {"attributes", added},
+                     {"latencyUs", static_cast<int64_t>(us.count())}});
+  }
+}
+
+InjectionEdits PluginHost::Inject(const ClaimRef& claim, const std::vector<inventory::Device>& devices) {
+  InjectionEdits merged;
+  for (auto& lp : loaded_) {
+    if (!lp->initialised || !(lp->d().capabilities & DRANET_CAP_INJECTION) || lp->worker->hung()) continue;
+    auto call = std::make_shared<InjectCall>();
+    call->plugin_name = lp->d().name;
+    for (const auto& dev : devices)
+      if (MatchesTable(lp->d().match_table, dev)) call->inputs.push_back(std::make_unique<DeviceAbi>(dev));
+    if (call->inputs.empty()) continue;
+    for (const auto& in : call->inputs) call->devices.push_back(*in->get());
+    call->ns = claim.namespace_name;
+    call->name = claim.name;
+    call->uid = claim.uid;
+    auto op = lp->d().inject;
+    void* state = lp->state;
+    bool ok = lp->worker->Run(
+        [call, op, state] {
+          dranet_inject_request_t req{};
+          req.struct_size = sizeof req;
+          req.n_devices = static_cast<uint32_t>(call->devices.size());
+          req.claim_namespace = call->ns.c_str();
+          req.claim_name = call->name.c_str();
+          req.claim_uid = call->uid.c_str();
+          req.devices = call->devices.data();
+          dranet_edit_sink_t sink{sizeof(dranet_edit_sink_t), call.get(), &AddDevNodeTrampoline,
+                                  &AddMountTrampoline, &AddEnvTrampoline, &AddAnnotationTrampoline};
+          call->status = CallGuarded([&] { return op(state, &req, &sink, &call->err); }, call->err);
+        },
+        options_.call_deadline);
+    const std::string who = "plugin " + call->plugin_name;
+    if (!ok) {
+      merged.errors.push_back(who + ": inject missed its deadline of " +
+                              std::to_string(options_.call_deadline.count()) + " ms");
+      continue;
+    }
+    for (const auto& why : call->rejected) merged.errors.push_back(who + ": " + why);
+    if (call->status != DRANET_OK && call->status != DRANET_ERR_UNSUPPORTED) {
+      merged.errors.push_back(who + ": inject failed: " + StatusText(call->status, call->err));
+      continue;
+    }
+    for (auto& n : call->edits.dev_nodes) merged.dev_nodes.push_back(std::move(n));
+    for (auto& m : call->edits.mounts) merged.mounts.push_back(std::move(m));
+    for (auto& [k, v] : call->edits.annotations) merged.annotations[k] = v;
+    for (auto& [k, v] : call->edits.env) {
+      auto [it, inserted] = merged.env.emplace(k, v);
+      if (inserted) {
+        merged.env_owner[k] = call->plugin_name;
+      } else if (it->second != v) {
+        merged.errors.push_back("env " + k + ": plugin " + merged.env_owner[k] + " sets \"" + it->second +
+                                "\" but plugin " + call->plugin_name + " sets \"" + v + "\"");
+      }
+    }
+  }
+  return merged;
+}
+
+}  // namespace dranet::plugins

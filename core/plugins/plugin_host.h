@@ -1,0 +1,124 @@
+#pragma once
+// core/plugins/plugin_host.h — the plugin host: the front door of core/plugins.
+//
+// Loads every plugin of a plugin directory (Boost.DLL, RTLD_NOW|RTLD_LOCAL),
+// validates and initialises each on its own worker thread, and runs the
+// three plugin capabilities for the rest of the daemon:
+//   Discover()  — extra devices from discovery plugins;
+//   Annotate()  — plugin attributes added to inventory devices;
+//   Inject()    — container edits for a claim being prepared.
+// A plugin that is broken (cannot load, wrong ABI, garbage descriptor,
+// failing or throwing init, duplicate name, too slow) is skipped and
+// reported; it never takes the host down. One log line per plugin says
+// whether it was loaded, skipped or rejected, and why.
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/log.h"
+#include "inventory/device.h"
+#include "plugins/host_services.h"
+
+namespace dranet::plugins {
+
+struct PluginHostOptions {
+  // Searched in order; a plugin name found again in a later directory is
+  // rejected as a duplicate.
+  std::vector<std::filesystem::path> plugin_dirs;
+  // Node facts handed to plugins through dranet_host_t.
+  std::filesystem::path host_root = "/";
+  std::string node_name;
+  // Only these plugin names load when non-empty; these never load.
+  std::vector<std::string> allow;
+  std::vector<std::string> deny;
+  // Per plugin name: its configuration keys and values (config_get).
+  std::map<std::string, std::map<std::string, std::string>> config;
+  // Refuse a plugin directory (or file) not owned by root or writable by
+  // others. Tests that run unprivileged turn this off.
+  bool require_root_owned = true;
+  std::chrono::milliseconds init_deadline{5000};
+  std::chrono::milliseconds call_deadline{5000};
+  // HTTP client behind dranet_host_t.http_get (defaults to libcurl).
+  HttpGetFunction http_get;
+};
+
+enum class PluginOutcome { kLoaded, kNotApplicable, kSkipped, kRejected, kFailed };
+const char* OutcomeName(PluginOutcome outcome);
+
+struct PluginReport {
+  std::string file;  // path of the .so (or the directory, for directory errors)
+  std::string name;  // descriptor name; empty when unknown
+  std::string version;
+  std::string description;
+  uint32_t abi_version = 0;
+  uint32_t capabilities = 0;
+  PluginOutcome outcome = PluginOutcome::kRejected;
+  std::string reason;  // empty for kLoaded
+  std::vector<std::string> config_keys;  // declared keys, "name=default: description"
+};
+
+// Edits collected from injection plugins for one claim.
+struct InjectionEdits {
+  struct DevNode {
+    std::string path;  // in the container
+    int64_t major = -1, minor = -1;
+    std::string permissions;
+    std::string plugin;
+  };
+  struct Mount {
+    std::string host_path, container_path;
+    std::vector<std::string> options;
+    std::string plugin;
+  };
+  std::vector<DevNode> dev_nodes;
+  std::vector<Mount> mounts;
+  std::map<std::string, std::string> env;          // name -> value
+  std::map<std::string, std::string> env_owner;    // name -> plugin that set it
+  std::map<std::string, std::string> annotations;
+  std::vector<std::string> errors;  // per-plugin failures and conflicts
+};
+
+struct ClaimRef {
+  std::string namespace_name, name, uid;
+};
+
+class PluginHost {
+ public:
+  // Scans and loads `options.plugin_dirs`. Never throws for plugin problems:
+  // they end up in reports(). A missing or unsafe directory is one report.
+  PluginHost(PluginHostOptions options, Logger& logger);
+  ~PluginHost();
+  PluginHost(const PluginHost&) = delete;
+  PluginHost& operator=(const PluginHost&) = delete;
+
+  const std::vector<PluginReport>& reports() const { return reports_; }
+  std::size_t loaded_count() const;
+
+  // Devices reported by discovery plugins.
+  std::vector<inventory::Device> Discover();
+  // Adds plugin attributes to `devices` (in place). A plugin may not write
+  // the core's domains (dra.net, resource.kubernetes.io) nor override an
+  // attribute another plugin already set; rejected attributes are logged.
+  void Annotate(std::vector<inventory::Device>& devices);
+  // Container edits for one claim's allocated devices.
+  InjectionEdits Inject(const ClaimRef& claim, const std::vector<inventory::Device>& devices);
+
+ private:
+  struct Loaded;
+  void LoadDirectory(const std::filesystem::path& dir);
+  void LoadFile(const std::filesystem::path& file);
+  void Report(PluginReport report);
+
+  PluginHostOptions options_;
+  Logger& logger_;
+  std::vector<PluginReport> reports_;
+  std::vector<std::unique_ptr<Loaded>> loaded_;
+};
+
+// True when `device` matches one entry of `table` (empty table: always).
+bool MatchesTable(const std::vector<dranet_match_t>& table, const inventory::Device& device);
+
+}  // namespace dranet::plugins

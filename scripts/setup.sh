@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs every build, test and runtime dependency of dranet from Debian's
+# package archive (bookworm). A bare machine needs nothing else.
+#   sudo scripts/setup.sh            # build + test dependencies
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  # plugin loading
+  libboost-dev libboost-filesystem-dev
+  # kubelet gRPC + NRI messages
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  # HTTP client, JSON, YAML, CLI
+  libcurl4-openssl-dev rapidjson-dev libyaml-cpp-dev libcli11-dev
+  # netlink, RDMA, PCI names
+  libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libibverbs-dev libpci-dev pci.ids
+  # AMD GPU topology (loaded at run time by plugins/amd)
+  librocm-smi-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev iproute2 util-linux
+)
+
+if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${packages[@]}"

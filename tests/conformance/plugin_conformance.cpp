@@ -1,0 +1,272 @@
+// plugin_conformance --plugin FILE.so
+//
+// The checks every dranet plugin must pass, whoever wrote it:
+//   1. it loads strictly and negotiates ABI 1 (name matches the file);
+//   2. it exports nothing but the entry symbol;
+//   3. it survives repeated init/fini cycles, on an empty node and on every
+//      node snapshot in tests/nodes (loaded or not-applicable, never failed);
+//   4. it honours the roots: its output is identical when the machine's own
+//      /sys is hidden behind an empty tmpfs (needs root; skipped otherwise);
+//   5. it never prints to stdout or stderr.
+// Metadata HTTP is answered by a stub that refuses, so no check reaches a
+// real metadata service.
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+
+#include "plugins/plugin_host.h"
+#include "plugins/plugin_library.h"
+
+namespace fs = std::filesystem;
+using namespace dranet::plugins;
+
+namespace {
+
+fs::path g_plugin;
+
+fs::path TempDir(const std::string& tag) {
+  fs::path d = fs::temp_directory_path() / ("dranet-conformance-" + std::to_string(getpid()) + "-" + tag);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+PluginHostOptions OptionsFor(const fs::path& plugin_dir, const fs::path& host_root) {
+  PluginHostOptions o;
+  o.plugin_dirs = {plugin_dir};
+  o.host_root = host_root;
+  o.node_name = "conformance-node";
+  o.require_root_owned = false;
+  o.http_get = [](const std::string&, const std::vector<std::string>&, uint32_t) -> HttpResult {
+    return HttpResult{404, "not found"};
+  };
+  return o;
+}
+
+// A plugin directory holding only the plugin under test.
+fs::path PluginDir() {
+  static fs::path dir = [] {
+    fs::path d = TempDir("plugins");
+    fs::copy_file(g_plugin, d / g_plugin.filename());
+    return d;
+  }();
+  return dir;
+}
+
+std::vector<dranet::inventory::Device> SampleDevices() {
+  dranet::inventory::Device rdma;
+  rdma.name = "pci-0000-00-03-0";
+  rdma.pci_address = "0000:00:03.0";
+  rdma.if_name = "lo";  // exists on every live host, never in a test root
+  rdma.rdma_device = "mlx5_0";
+  rdma.driver = "mlx5_core";
+  rdma.pci_vendor_id = 0x15b3;
+  rdma.pci_device_id = 0x101e;
+  rdma.numa_node = 0;
+  rdma.attributes["dra.net/rdma"] = true;
+  rdma.attributes["dra.net/ifName"] = std::string("lo");
+  dranet::inventory::Device virt;
+  virt.name = "gpu0rdma0";
+  virt.if_name = "gpu0rdma0";
+  return {rdma, virt};
+}
+
+// Everything observable the plugin produced, as text.
+std::string RunAll(const fs::path& host_root, dranet::Logger& logger) {
+  PluginHost host(OptionsFor(PluginDir(), host_root), logger);
+  std::ostringstream out;
+  for (const auto& r : host.reports()) out << "report " << OutcomeName(r.outcome) << " " << r.reason << "\n";
+  auto devices = SampleDevices();
+  host.Annotate(devices);
+  for (const auto& d : devices)
+    for (const auto& [k, v] : d.attributes) {
+      out << d.name << " " << k << "=";
+      std::visit([&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, dranet::inventory::SemVer>) out << x.value;
+        else out << x;
+      }, v);
+      out << "\n";
+    }
+  for (const auto& d : host.Discover()) out << "discovered " << d.name << "\n";
+  auto edits = host.Inject({"ns", "claim", "uid"}, devices);
+  for (const auto& [k, v] : edits.env) out << "env " << k << "=" << v << "\n";
+  for (const auto& n : edits.dev_nodes) out << "node " << n.path << "\n";
+  for (const auto& e : edits.errors) out << "error " << e << "\n";
+  return out.str();
+}
+
+// Runs `body` in a child process and returns what it wrote to `result_fd`,
+// plus (separately) everything the child wrote to its stdout and stderr.
+struct ChildOutput {
+  bool ok = false;
+  std::string result;
+  std::string printed;
+};
+
+std::string Drain(int fd) {
+  std::string s;
+  std::array<char, 4096> buf{};
+  for (;;) {
+    ssize_t n = read(fd, buf.data(), buf.size());
+    if (n <= 0) break;
+    s.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  return s;
+}
+
+template <typename Body>
+ChildOutput InChild(Body body) {
+  int result_pipe[2], print_pipe[2];
+  if (pipe(result_pipe) != 0 || pipe(print_pipe) != 0) return {};
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(result_pipe[0]);
+    close(print_pipe[0]);
+    dup2(print_pipe[1], STDOUT_FILENO);
+    dup2(print_pipe[1], STDERR_FILENO);
+    std::string result;
+    int code = body(result) ? 0 : 3;
+    fflush(stdout);
+    fflush(stderr);
+    if (write(result_pipe[1], result.data(), result.size()) < 0) code = 4;
+    _exit(code);
+  }
+  close(result_pipe[1]);
+  close(print_pipe[1]);
+  ChildOutput out;
+  // The child's output is small; read results after prints to avoid blocking on either.
+  out.printed = Drain(print_pipe[0]);
+  out.result = Drain(result_pipe[0]);
+  close(result_pipe[0]);
+  close(print_pipe[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  out.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return out;
+}
+
+std::vector<fs::path> Snapshots() {
+  std::vector<fs::path> roots;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(DRANET_TEST_NODES_DIR, ec))
+    if (e.is_directory() && fs::exists(e.path() / "sys")) roots.push_back(e.path());
+  std::sort(roots.begin(), roots.end());
+  return roots;
+}
+
+TEST(Conformance, LoadsStrictlyAndNegotiatesAbi1) {
+  auto lib = PluginLibrary::Open(g_plugin);
+  const auto& d = lib->descriptor();
+  EXPECT_EQ(DRANET_ABI_MAJOR_OF(d.abi_version), 1u);
+  EXPECT_EQ(g_plugin.filename().string(), PluginFileName(d.name));
+  EXPECT_FALSE(d.version.empty());
+  EXPECT_FALSE(d.description.empty()) << "dranetctl plugins shows the description";
+  EXPECT_NE(d.capabilities, 0u) << "a plugin with no capability does nothing";
+}
+
+TEST(Conformance, ExportsOnlyTheEntrySymbol) {
+  std::string cmd = "nm -D --defined-only '" + g_plugin.string() + "' 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string all = Drain(fileno(p));
+  pclose(p);
+  std::istringstream lines(all);
+  std::vector<std::string> exported;
+  for (std::string line; std::getline(lines, line);) {
+    auto sp = line.rfind(' ');
+    if (sp == std::string::npos) continue;
+    char kind = line.size() > 17 ? line[17] : '?';
+    if (kind == 'T' || kind == 'D' || kind == 'B' || kind == 'R' || kind == 'W' || kind == 'V' || kind == 'i')
+      exported.push_back(line.substr(sp + 1, line.find('@', sp) - sp - 1));  // drop @@VERSION
+  }
+  ASSERT_FALSE(exported.empty()) << "nm found no symbols in " << g_plugin;
+  for (const auto& s : exported)
+    EXPECT_TRUE(s == "dranet_plugin_entry_v1" || s.rfind("DRANET_PLUGIN_1", 0) == 0) << "extra export: " << s;
+}
+
+TEST(Conformance, SurvivesInitFiniCyclesOnEveryNode) {
+  std::vector<fs::path> roots{TempDir("empty-root")};
+  for (const auto& s : Snapshots()) roots.push_back(s);
+  for (const auto& root : roots) {
+    for (int cycle = 0; cycle < 3; ++cycle) {
+      std::ostringstream log;
+      dranet::Logger logger(log);
+      PluginHost host(OptionsFor(PluginDir(), root), logger);
+      ASSERT_EQ(host.reports().size(), 1u);
+      auto outcome = host.reports()[0].outcome;
+      EXPECT_TRUE(outcome == PluginOutcome::kLoaded || outcome == PluginOutcome::kNotApplicable)
+          << root << ": " << OutcomeName(outcome) << ": " << host.reports()[0].reason;
+      auto devices = SampleDevices();
+      host.Annotate(devices);
+      (void)host.Discover();
+      (void)host.Inject({"ns", "claim", "uid"}, devices);
+    }
+  }
+}
+
+TEST(Conformance, HonoursTheRoots) {
+  if (geteuid() != 0) GTEST_SKIP() << "hiding /sys needs a private mount namespace (root)";
+  fs::path root = TempDir("roots");
+  auto run = [&](bool hide_sys) {
+    return InChild([&, hide_sys](std::string& result) {
+      if (hide_sys) {
+        if (unshare(CLONE_NEWNS) != 0) return false;
+        if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
+        if (mount("tmpfs", "/sys", "tmpfs", 0, nullptr) != 0) return false;
+      }
+      std::ostringstream log;
+      dranet::Logger logger(log);
+      result = RunAll(root, logger);
+      return true;
+    });
+  };
+  ChildOutput visible = run(false);
+  ChildOutput hidden = run(true);
+  ASSERT_TRUE(visible.ok);
+  ASSERT_TRUE(hidden.ok) << "could not hide /sys";
+  EXPECT_EQ(visible.result, hidden.result)
+      << "the plugin's output depends on the machine's own /sys, not on the sysfs root it was given";
+}
+
+TEST(Conformance, NeverPrints) {
+  fs::path root = TempDir("prints");
+  std::vector<fs::path> roots{root};
+  for (const auto& s : Snapshots()) roots.push_back(s);
+  for (const auto& r : roots) {
+    ChildOutput out = InChild([&](std::string& result) {
+      std::ostringstream log;
+      dranet::Logger logger(log);
+      result = RunAll(r, logger);
+      return true;
+    });
+    ASSERT_TRUE(out.ok);
+    EXPECT_EQ(out.printed, "") << "plugin printed on " << r;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--plugin") g_plugin = fs::absolute(argv[i + 1]);
+  if (g_plugin.empty() || !fs::exists(g_plugin)) {
+    std::fprintf(stderr, "usage: plugin_conformance --plugin FILE.so\n");
+    return 2;
+  }
+  std::printf("conformance of %s\n", g_plugin.c_str());
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,305 @@
+// The plugin host against real plugin files: one well-behaved fake and one
+// fake per way a plugin can be broken. Every broken plugin is skipped and
+// reported with its reason; the host keeps working.
+#include "plugins/plugin_host.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using dranet::plugins::PluginHost;
+using dranet::plugins::PluginHostOptions;
+using dranet::plugins::PluginOutcome;
+using dranet::plugins::PluginReport;
+
+namespace {
+
+class PluginHostTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("dranet-plugin-host-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void Install(const std::string& variant, const fs::path& into = {}) {
+    fs::path target = into.empty() ? dir_ : into;
+    std::string file = "dranet-plugin-" + variant + ".so";
+    fs::copy_file(fs::path(DRANET_FAKE_PLUGIN_DIR) / file, target / file, fs::copy_options::overwrite_existing);
+  }
+
+  PluginHostOptions Options() {
+    PluginHostOptions o;
+    o.plugin_dirs = {dir_};
+    o.host_root = dir_;  // no sysfs: plugins see an empty node
+    o.require_root_owned = geteuid() == 0;
+    o.init_deadline = std::chrono::milliseconds(2000);
+    o.call_deadline = std::chrono::milliseconds(2000);
+    o.http_get = [](const std::string& url, const std::vector<std::string>&, uint32_t) -> dranet::plugins::HttpResult {
+      throw std::runtime_error("no network in tests: " + url);
+    };
+    return o;
+  }
+
+  static const PluginReport& Find(const PluginHost& host, const std::string& name) {
+    for (const auto& r : host.reports())
+      if (r.name == name) return r;
+    static PluginReport none;
+    ADD_FAILURE() << "no report for " << name;
+    return none;
+  }
+
+  static dranet::inventory::Device Nic(const std::string& name, const std::string& ifname = "") {
+    dranet::inventory::Device d;
+    d.name = name;
+    d.if_name = ifname;
+    d.attributes["dra.net/ifName"] = ifname;
+    return d;
+  }
+
+  fs::path dir_;
+  std::ostringstream log_;
+  dranet::Logger logger_{log_};
+};
+
+TEST_F(PluginHostTest, WellBehavedPluginUsesEveryCapability) {
+  Install("fake");
+  auto opts = Options();
+  opts.config["fake"]["greeting"] = "bonjour";
+  PluginHost host(opts, logger_);
+  ASSERT_EQ(host.loaded_count(), 1u);
+  const auto& r = Find(host, "fake");
+  EXPECT_EQ(r.outcome, PluginOutcome::kLoaded);
+  EXPECT_EQ(r.version, "0.1.0");
+  EXPECT_EQ(r.capabilities, static_cast<uint32_t>(DRANET_CAP_ALL));
+
+  std::vector<dranet::inventory::Device> devices{Nic("eth1", "eth1"), Nic("pci-0000-01-00-0")};
+  host.Annotate(devices);
+  EXPECT_EQ(std::get<std::string>(devices[0].attributes.at("fake.dra.net/hello")), "bonjour");
+  EXPECT_EQ(std::get<bool>(devices[0].attributes.at("fake.dra.net/linkFile")), false);
+  EXPECT_EQ(std::get<std::string>(devices[1].attributes.at("fake.dra.net/hello")), "bonjour");
+  EXPECT_EQ(devices[1].attributes.count("fake.dra.net/linkFile"), 0u);
+
+  auto discovered = host.Discover();
+  ASSERT_EQ(discovered.size(), 1u);
+  EXPECT_EQ(discovered[0].name, "fake-0");
+  EXPECT_EQ(std::get<bool>(discovered[0].attributes.at("fake.dra.net/discovered")), true);
+
+  auto edits = host.Inject({"ns", "claim", "uid-1"}, devices);
+  EXPECT_TRUE(edits.errors.empty());
+  EXPECT_EQ(edits.env.at("FAKE_DEVICES"), "eth1,pci-0000-01-00-0");
+  ASSERT_EQ(edits.dev_nodes.size(), 1u);
+  EXPECT_EQ(edits.dev_nodes[0].path, "/dev/fake0");
+  EXPECT_EQ(edits.dev_nodes[0].plugin, "fake");
+
+  EXPECT_NE(log_.str().find("\"plugin loaded\""), std::string::npos);
+  EXPECT_NE(log_.str().find("fake plugin initialised with greeting bonjour"), std::string::npos)
+      << "plugin log lines go through the host logger";
+}
+
+TEST_F(PluginHostTest, PluginSeesTheSysfsRoot) {
+  Install("fake");
+  fs::create_directories(dir_ / "sys/class/net/eth1");
+  PluginHost host(Options(), logger_);
+  std::vector<dranet::inventory::Device> devices{Nic("eth1", "eth1")};
+  host.Annotate(devices);
+  EXPECT_EQ(std::get<bool>(devices[0].attributes.at("fake.dra.net/linkFile")), true);
+}
+
+TEST_F(PluginHostTest, BrokenPluginsAreReportedAndTheGoodOneStillWorks) {
+  for (const char* v : {"fake", "fake-error", "fake-badabi", "fake-throws", "fake-garbage",
+                        "fake-notapplicable", "noentry"})
+    Install(v);
+  std::ofstream(dir_ / "dranet-plugin-corrupt.so") << "this is not an ELF file";
+  std::ofstream(dir_ / "README.txt") << "not a plugin";
+  PluginHost host(Options(), logger_);
+  EXPECT_EQ(host.loaded_count(), 1u);
+  EXPECT_EQ(Find(host, "fake").outcome, PluginOutcome::kLoaded);
+
+  const auto& error = Find(host, "fake-error");
+  EXPECT_EQ(error.outcome, PluginOutcome::kFailed);
+  EXPECT_NE(error.reason.find("simulated init failure reading /fake/file"), std::string::npos) << error.reason;
+
+  const auto& badabi = Find(host, "fake-badabi");
+  EXPECT_EQ(badabi.outcome, PluginOutcome::kRejected);
+  EXPECT_NE(badabi.reason.find("plugin ABI 2.0 does not match host ABI 1.0"), std::string::npos) << badabi.reason;
+
+  const auto& throws = Find(host, "fake-throws");
+  EXPECT_EQ(throws.outcome, PluginOutcome::kFailed);
+  EXPECT_NE(throws.reason.find("init exploded"), std::string::npos) << throws.reason;
+
+  const auto& garbage = Find(host, "fake-garbage");
+  EXPECT_EQ(garbage.outcome, PluginOutcome::kRejected);
+  EXPECT_NE(garbage.reason.find("struct_size"), std::string::npos) << garbage.reason;
+
+  const auto& na = Find(host, "fake-notapplicable");
+  EXPECT_EQ(na.outcome, PluginOutcome::kNotApplicable);
+  EXPECT_EQ(na.reason, "not on a fake cloud");
+
+  const auto& noentry = Find(host, "noentry");
+  EXPECT_EQ(noentry.outcome, PluginOutcome::kRejected);
+  EXPECT_NE(noentry.reason.find("missing entry symbol dranet_plugin_entry_v1"), std::string::npos);
+
+  const auto& corrupt = Find(host, "corrupt");
+  EXPECT_EQ(corrupt.outcome, PluginOutcome::kRejected);
+  EXPECT_NE(corrupt.reason.find("cannot load"), std::string::npos) << corrupt.reason;
+
+  EXPECT_EQ(host.reports().size(), 8u) << "one report per .so file, none for README.txt";
+  std::vector<dranet::inventory::Device> devices{Nic("eth1", "eth1")};
+  host.Annotate(devices);
+  EXPECT_EQ(devices[0].attributes.count("fake.dra.net/hello"), 1u);
+}
+
+TEST_F(PluginHostTest, ThrowingAnnotateIsContained) {
+  Install("fake-throws");
+  Install("fake");
+  auto opts = Options();
+  opts.config["fake-throws"]["throw-in"] = "annotate";
+  PluginHost host(opts, logger_);
+  ASSERT_EQ(host.loaded_count(), 2u);
+  std::vector<dranet::inventory::Device> devices{Nic("eth1", "eth1")};
+  host.Annotate(devices);
+  EXPECT_EQ(devices[0].attributes.count("fake.dra.net/hello"), 1u) << "the other plugin still ran";
+  EXPECT_NE(log_.str().find("plugin threw: annotate exploded"), std::string::npos) << log_.str();
+}
+
+TEST_F(PluginHostTest, SlowInitIsAbandonedAtTheDeadline) {
+  Install("fake-slow");
+  Install("fake");
+  auto opts = Options();
+  opts.init_deadline = std::chrono::milliseconds(100);
+  opts.config["fake-slow"]["init-delay-ms"] = "3000";
+  PluginHost host(opts, logger_);
+  const auto& slow = Find(host, "fake-slow");
+  EXPECT_EQ(slow.outcome, PluginOutcome::kFailed);
+  EXPECT_NE(slow.reason.find("init did not return within 100 ms"), std::string::npos) << slow.reason;
+  EXPECT_EQ(Find(host, "fake").outcome, PluginOutcome::kLoaded);
+}
+
+TEST_F(PluginHostTest, InvalidAttributesAreRejectedOneByOne) {
+  Install("fake");
+  auto opts = Options();
+  opts.config["fake"]["bad-attributes"] = "true";
+  PluginHost host(opts, logger_);
+  std::vector<dranet::inventory::Device> devices{Nic("eth1", "eth1")};
+  host.Annotate(devices);
+  // The plugin itself fails annotate if the host accepted any invalid one.
+  EXPECT_EQ(devices[0].attributes.count("fake.dra.net/hello"), 1u);
+  EXPECT_EQ(std::get<std::string>(devices[0].attributes.at("dra.net/ifName")), "eth1") << "core domain untouched";
+  EXPECT_EQ(devices[0].attributes.count("fake.dra.net/tooLong"), 0u);
+  const std::string log = log_.str();
+  EXPECT_NE(log.find("value longer than 64 bytes"), std::string::npos);
+  EXPECT_NE(log.find("domain reserved for the core"), std::string::npos);
+  EXPECT_NE(log.find("must be a C identifier"), std::string::npos);
+  EXPECT_EQ(log.find("plugin annotate failed"), std::string::npos) << log;
+}
+
+TEST_F(PluginHostTest, AllowAndDenyLists) {
+  Install("fake");
+  Install("fake-error");
+  auto opts = Options();
+  opts.deny = {"fake-error"};
+  {
+    PluginHost host(opts, logger_);
+    EXPECT_EQ(Find(host, "fake-error").outcome, PluginOutcome::kSkipped);
+    EXPECT_EQ(Find(host, "fake-error").reason, "on the deny list");
+    EXPECT_EQ(Find(host, "fake").outcome, PluginOutcome::kLoaded);
+  }
+  opts.deny.clear();
+  opts.allow = {"fake-error"};
+  PluginHost host(opts, logger_);
+  EXPECT_EQ(Find(host, "fake").outcome, PluginOutcome::kSkipped);
+  EXPECT_EQ(Find(host, "fake").reason, "not on the allow list");
+}
+
+TEST_F(PluginHostTest, DuplicateNameAcrossDirectoriesIsRejected) {
+  Install("fake");
+  fs::path second = dir_ / "second";
+  fs::create_directories(second);
+  Install("fake", second);
+  auto opts = Options();
+  opts.plugin_dirs = {dir_, second};
+  PluginHost host(opts, logger_);
+  ASSERT_EQ(host.reports().size(), 2u);
+  EXPECT_EQ(host.reports()[0].outcome, PluginOutcome::kLoaded);
+  EXPECT_EQ(host.reports()[1].outcome, PluginOutcome::kRejected);
+  EXPECT_NE(host.reports()[1].reason.find("duplicate plugin name"), std::string::npos);
+}
+
+TEST_F(PluginHostTest, EnvConflictBetweenPluginsIsAnError) {
+  Install("fake");
+  Install("fake-conflict");
+  PluginHost host(Options(), logger_);
+  ASSERT_EQ(host.loaded_count(), 2u);
+  auto edits = host.Inject({"ns", "c", "u"}, {Nic("eth1", "eth1")});
+  ASSERT_EQ(edits.errors.size(), 1u);
+  // Files load in name order: dranet-plugin-fake-conflict.so sorts first.
+  EXPECT_NE(edits.errors[0].find("env FAKE_DEVICES: plugin fake-conflict sets \"conflicting-value\" but plugin fake sets \"eth1\""),
+            std::string::npos)
+      << edits.errors[0];
+}
+
+TEST_F(PluginHostTest, MissingDirectoryIsOneClearReport) {
+  auto opts = Options();
+  opts.plugin_dirs = {dir_ / "does-not-exist"};
+  PluginHost host(opts, logger_);
+  ASSERT_EQ(host.reports().size(), 1u);
+  EXPECT_EQ(host.reports()[0].outcome, PluginOutcome::kRejected);
+  EXPECT_NE(host.reports()[0].reason.find("does not exist"), std::string::npos);
+  std::vector<dranet::inventory::Device> devices{Nic("eth1", "eth1")};
+  host.Annotate(devices);  // nothing loaded, nothing breaks
+  EXPECT_EQ(devices[0].attributes.size(), 1u);
+}
+
+TEST_F(PluginHostTest, UnsafeDirectoriesAreRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "ownership checks need root";
+  Install("fake");
+  fs::permissions(dir_, fs::perms::others_write, fs::perm_options::add);
+  {
+    PluginHost host(Options(), logger_);
+    ASSERT_EQ(host.reports().size(), 1u);
+    EXPECT_NE(host.reports()[0].reason.find("world-writable"), std::string::npos);
+  }
+  fs::permissions(dir_, fs::perms::others_write, fs::perm_options::remove);
+  ASSERT_EQ(chown(dir_.c_str(), 65534, 65534), 0);
+  {
+    PluginHost host(Options(), logger_);
+    ASSERT_EQ(host.reports().size(), 1u);
+    EXPECT_NE(host.reports()[0].reason.find("is not owned by root"), std::string::npos);
+  }
+  ASSERT_EQ(chown(dir_.c_str(), 0, 0), 0);
+  ASSERT_EQ(chown((dir_ / "dranet-plugin-fake.so").c_str(), 65534, 65534), 0);
+  PluginHost host(Options(), logger_);
+  EXPECT_EQ(host.reports()[0].outcome, PluginOutcome::kRejected);
+  EXPECT_EQ(host.reports()[0].reason, "file is not owned by root");
+}
+
+TEST_F(PluginHostTest, FileNameMustMatchDescriptorName) {
+  fs::copy_file(fs::path(DRANET_FAKE_PLUGIN_DIR) / "dranet-plugin-fake.so", dir_ / "dranet-plugin-renamed.so");
+  PluginHost host(Options(), logger_);
+  ASSERT_EQ(host.reports().size(), 1u);
+  EXPECT_EQ(host.reports()[0].outcome, PluginOutcome::kRejected);
+  EXPECT_NE(host.reports()[0].reason.find("requires the file name dranet-plugin-fake.so"), std::string::npos);
+}
+
+TEST_F(PluginHostTest, RepeatedLoadAndUnloadCycles) {
+  Install("fake");
+  for (int i = 0; i < 5; ++i) {
+    PluginHost host(Options(), logger_);
+    ASSERT_EQ(host.loaded_count(), 1u) << "cycle " << i;
+    std::vector<dranet::inventory::Device> devices{Nic("eth1", "eth1")};
+    host.Annotate(devices);
+    EXPECT_EQ(devices[0].attributes.count("fake.dra.net/hello"), 1u);
+  }
+}
+
+}  // namespace

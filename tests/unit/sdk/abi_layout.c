@@ -1,0 +1,53 @@
+/* The v1 layouts, frozen: a change here is an ABI break (a new major).
+ * Checked for LP64 targets (x86-64 and arm64, where dranet runs). */
+#include <dranet/plugin.h>
+
+#define CAT2(a, b) a##b
+#define CAT(a, b) CAT2(a, b)
+#define CHECK(cond) typedef char CAT(abi_frozen_, __LINE__)[(cond) ? 1 : -1]
+
+#if defined(__LP64__)
+CHECK(sizeof(dranet_error_t) == 520);
+CHECK(offsetof(dranet_error_t, message) == 8);
+CHECK(sizeof(dranet_http_request_t) == 32);
+CHECK(offsetof(dranet_http_request_t, url) == 8);
+CHECK(offsetof(dranet_http_request_t, n_headers) == 24);
+CHECK(sizeof(dranet_host_t) == 88);
+CHECK(offsetof(dranet_host_t, host_ctx) == 8);
+CHECK(offsetof(dranet_host_t, host_root) == 16);
+CHECK(offsetof(dranet_host_t, node_name) == 48);
+CHECK(offsetof(dranet_host_t, log_enabled) == 56);
+CHECK(offsetof(dranet_host_t, http_get) == 80);
+CHECK(sizeof(dranet_attr_t) == 32);
+CHECK(offsetof(dranet_attr_t, name) == 8);
+CHECK(offsetof(dranet_attr_t, int_value) == 24);
+CHECK(sizeof(dranet_device_t) == 72);
+CHECK(offsetof(dranet_device_t, name) == 8);
+CHECK(offsetof(dranet_device_t, pci_vendor) == 48);
+CHECK(offsetof(dranet_device_t, attrs) == 56);
+CHECK(offsetof(dranet_device_t, n_attrs) == 64);
+CHECK(sizeof(dranet_device_sink_t) == 24);
+CHECK(sizeof(dranet_attr_sink_t) == 24);
+CHECK(sizeof(dranet_inject_request_t) == 40);
+CHECK(offsetof(dranet_inject_request_t, devices) == 32);
+CHECK(sizeof(dranet_dev_node_t) == 48);
+CHECK(offsetof(dranet_dev_node_t, major) == 16);
+CHECK(offsetof(dranet_dev_node_t, permissions) == 40);
+CHECK(sizeof(dranet_mount_t) == 32);
+CHECK(sizeof(dranet_edit_sink_t) == 48);
+CHECK(sizeof(dranet_match_t) == 16);
+CHECK(offsetof(dranet_match_t, pattern) == 8);
+CHECK(sizeof(dranet_config_key_t) == 32);
+CHECK(sizeof(dranet_plugin_t) == 96);
+CHECK(offsetof(dranet_plugin_t, name) == 8);
+CHECK(offsetof(dranet_plugin_t, capabilities) == 32);
+CHECK(offsetof(dranet_plugin_t, match_table) == 40);
+CHECK(offsetof(dranet_plugin_t, init) == 56);
+CHECK(offsetof(dranet_plugin_t, inject) == 88);
+CHECK(DRANET_PLUGIN_V1_0_SIZE == 96);
+#endif
+
+/* Sizes as the C compiler sees them, compared with C++ in the test. */
+size_t dranet_test_c_sizeof_plugin(void) { return sizeof(dranet_plugin_t); }
+size_t dranet_test_c_sizeof_host(void) { return sizeof(dranet_host_t); }
+size_t dranet_test_c_sizeof_device(void) { return sizeof(dranet_device_t); }

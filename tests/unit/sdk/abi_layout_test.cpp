@@ -1,0 +1,62 @@
+// The v1 layouts agree between C and C++ and with the frozen numbers; the
+// has-field check reads sizes the way a v1 reader of a newer struct must.
+#include <dranet/plugin.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <type_traits>
+
+extern "C" size_t dranet_test_c_sizeof_plugin(void);
+extern "C" size_t dranet_test_c_sizeof_host(void);
+extern "C" size_t dranet_test_c_sizeof_device(void);
+
+static_assert(std::is_standard_layout_v<dranet_plugin_t> && std::is_trivial_v<dranet_plugin_t>);
+static_assert(std::is_standard_layout_v<dranet_host_t> && std::is_trivial_v<dranet_host_t>);
+static_assert(offsetof(dranet_plugin_t, struct_size) == 0 && offsetof(dranet_host_t, struct_size) == 0 &&
+              offsetof(dranet_device_t, struct_size) == 0 && offsetof(dranet_attr_t, struct_size) == 0,
+              "every boundary struct starts with struct_size");
+#if defined(__LP64__)
+static_assert(sizeof(dranet_plugin_t) == 96 && offsetof(dranet_plugin_t, inject) == 88);
+static_assert(sizeof(dranet_host_t) == 88 && sizeof(dranet_device_t) == 72);
+#endif
+
+TEST(AbiLayout, CAndCxxAgree) {
+  EXPECT_EQ(dranet_test_c_sizeof_plugin(), sizeof(dranet_plugin_t));
+  EXPECT_EQ(dranet_test_c_sizeof_host(), sizeof(dranet_host_t));
+  EXPECT_EQ(dranet_test_c_sizeof_device(), sizeof(dranet_device_t));
+}
+
+TEST(AbiLayout, VersionMacros) {
+  EXPECT_EQ(DRANET_ABI_VERSION(1, 7), 0x00010007u);
+  EXPECT_EQ(DRANET_ABI_MAJOR_OF(DRANET_ABI_VERSION(3, 9)), 3u);
+  EXPECT_EQ(DRANET_ABI_MINOR_OF(DRANET_ABI_VERSION(3, 9)), 9u);
+  EXPECT_EQ(DRANET_ABI_CURRENT, DRANET_ABI_VERSION(DRANET_ABI_MAJOR, DRANET_ABI_MINOR));
+}
+
+TEST(AbiLayout, HasFieldReadsTheWritersSize) {
+  dranet_host_t host{};
+  host.struct_size = offsetof(dranet_host_t, node_name);  // an older, shorter writer
+  EXPECT_TRUE(DRANET_HAS_FIELD(&host, dranet_host_t, procfs_root));
+  EXPECT_FALSE(DRANET_HAS_FIELD(&host, dranet_host_t, node_name));
+  EXPECT_FALSE(DRANET_HAS_FIELD(&host, dranet_host_t, http_get));
+  host.struct_size = sizeof host;
+  EXPECT_TRUE(DRANET_HAS_FIELD(&host, dranet_host_t, http_get));
+  const dranet_host_t* none = nullptr;
+  EXPECT_FALSE(DRANET_HAS_FIELD(none, dranet_host_t, log));
+}
+
+TEST(AbiLayout, ErrorSetFormatsTruncatesAndReturnsCode) {
+  dranet_error_t err{};
+  err.struct_size = sizeof err;
+  EXPECT_EQ(dranet_error_set(&err, DRANET_ERR_IO, 2, "read %s failed", "/x"), DRANET_ERR_IO);
+  EXPECT_STREQ(err.message, "read /x failed");
+  EXPECT_EQ(err.sys_errno, 2);
+  std::string big(2000, 'a');
+  dranet_error_set(&err, DRANET_ERR_IO, 0, "%s", big.c_str());
+  EXPECT_EQ(std::strlen(err.message), DRANET_ERROR_MSG_MAX - 1);
+  EXPECT_EQ(dranet_error_set(nullptr, DRANET_ERR_BUSY, 0, "ignored"), DRANET_ERR_BUSY);
+  dranet_error_t too_small{};
+  too_small.struct_size = 4;  // a writer must not overrun a smaller buffer
+  dranet_error_set(&too_small, DRANET_ERR_IO, 9, "x");
+  EXPECT_EQ(too_small.sys_errno, 0);
+}
