@@ -6,5 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ -z "${SKIP_SETUP:-}" ]]; then bash scripts/setup.sh; fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" --target dranetctl dranetd
-build/bin/dranetctl plugins
+cmake --build build -j"$(nproc)" --target dranetctl dranetd \
+  dranet-plugin-azure dranet-plugin-gcp dranet-plugin-nvidia dranet-plugin-amd
+build/bin/dranetctl inspect --host-root "${1:-tests/nodes/nd-gb300-v6}"

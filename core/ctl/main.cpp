@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ctl/inspect_command.h"
 #include "ctl/plugins_command.h"
+#include "ctl/simulate_command.h"
 #include "dranet/build_info.h"
 #include <dranet/plugin.h>
 
@@ -17,6 +19,10 @@ int main(int argc, char** argv) {
               << ", plugin ABI " << DRANET_ABI_MAJOR << "." << DRANET_ABI_MINOR << ")\n";
   });
   dranet::ctl::AddPluginsCommand(app, exit_code);
+  dranet::ctl::AddInspectCommand(app, exit_code);
+  dranet::ctl::AddSnapshotCommand(app, exit_code);
+  dranet::ctl::AddSimulateCommand(app, exit_code);
+  dranet::ctl::AddTemplatesCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,89 +1,69 @@
-// dranetd — the dranet node daemon.
-//
-// Startup: parse and log every flag, load plugins, discover the node's
-// devices, add plugin attributes, then serve until SIGTERM/SIGINT.
+// dranetd — the dranet node daemon (driver dra.net). Parses and logs every
+// flag, then hands over to RunDaemon (daemon.h).
 #include <signal.h>
+#include <unistd.h>
 
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "base/log.h"
+#include "daemon/daemon.h"
 #include "dranet/build_info.h"
-#include "plugins/plugin_flags.h"
-#include "plugins/plugin_host.h"
+#include <dranet/plugin.h>
 
-namespace {
-
-struct DaemonFlags {
-  std::string host_root = "/";
-  std::string node_name;
-  std::string log_format = "text";
-  int verbosity = 0;
-  bool once = false;
-  dranet::plugins::PluginFlags plugins;
-};
-
-int WaitForTermination() {
+int main(int argc, char** argv) {
+  // Block termination signals before any thread starts, so that only the
+  // main thread's sigwait() receives them.
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  int sig = 0;
-  sigwait(&set, &sig);
-  return sig;
-}
 
-}  // namespace
-
-int main(int argc, char** argv) {
   CLI::App app{"dranetd — Kubernetes DRA network driver (driver dra.net)"};
-  DaemonFlags flags;
+  app.option_defaults()->always_capture_default();  // every flag is logged with its value
+  dranet::daemon::DaemonOptions options;
   bool version = false;
+  std::string log_format = "text";
+  int verbosity = 0;
+  int resync_seconds = 60;
   app.add_flag("--version", version, "Print the version and exit");
-  app.add_option("--host-root", flags.host_root, "Node root filesystem (a snapshot directory in tests)");
-  app.add_option("--node-name", flags.node_name, "Kubernetes node name")->envname("NODE_NAME");
-  app.add_option("--log-format", flags.log_format, "text (klog) or json")
-      ->check(CLI::IsMember({"text", "json"}));
-  app.add_option("-v,--v", flags.verbosity, "Log verbosity");
-  app.add_flag("--once", flags.once, "Discover, log the result and exit");
-  dranet::plugins::AddPluginFlags(app, flags.plugins);
+  app.add_option("--host-root", options.host_root, "Node root filesystem: / or a node snapshot directory");
+  app.add_option("--node-name", options.node_name, "Kubernetes node name")->envname("NODE_NAME");
+  app.add_option("--driver-name", options.driver_name, "DRA driver name");
+  app.add_option("--kubeconfig", options.kubeconfig, "Kubeconfig file (default: in-cluster configuration)");
+  app.add_option("--publish", options.publish, "Publish ResourceSlices to the API server");
+  app.add_option("--move-ib-interfaces", options.move_ib_interfaces,
+                 "Publish IPoIB netdevs; false publishes their HCAs IB-only");
+  app.add_option("--filter", options.filter,
+                 "CEL publish filter over attributes (DRANET syntax); \"\" publishes every device");
+  app.add_option("--metrics-address", options.metrics_address,
+                 "host:port for /metrics, /livez, /readyz, /healthz; \"off\" disables");
+  app.add_option("--resync-seconds", resync_seconds, "Rediscover at least this often")->check(CLI::Range(1, 86400));
+  app.add_option("--log-format", log_format, "text (klog) or json")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("-v,--v", verbosity, "Log verbosity");
+  app.add_flag("--once", options.once, "Discover, publish once when enabled, and exit");
+  dranet::plugins::AddPluginFlags(app, options.plugins);
   CLI11_PARSE(app, argc, argv);
   if (version) {
     std::cout << "dranetd " << dranet::build::kVersion << " (driver " << dranet::build::kDriverName
               << ", plugin ABI " << DRANET_ABI_MAJOR << "." << DRANET_ABI_MINOR << ")\n";
     return 0;
   }
-  // Block termination signals before any thread starts, so sigwait owns them.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-
-  dranet::Logger logger(std::cerr, dranet::Logger::ParseFormat(flags.log_format), flags.verbosity);
+  options.resync_period = std::chrono::seconds(resync_seconds);
+  dranet::Logger logger(std::cerr, dranet::Logger::ParseFormat(log_format), verbosity);
   std::vector<dranet::LogField> flag_fields;
   for (const auto* opt : app.get_options()) {
     if (opt->get_name() == "--help" || opt->get_name() == "--version") continue;
-    flag_fields.emplace_back(opt->get_name(), opt->as<std::string>());
+    std::string value = opt->count() > 0 ? opt->as<std::string>() : opt->get_default_str();
+    flag_fields.emplace_back(opt->get_name(), value);
   }
-  logger.Info("starting dranetd", {{"version", dranet::build::kVersion}});
+  logger.Info("starting dranetd", {{"version", dranet::build::kVersion}, {"pid", static_cast<int64_t>(getpid())}});
   logger.Info("flags", flag_fields);
-
-  dranet::plugins::PluginHostOptions plugin_options;
-  try {
-    dranet::plugins::ApplyPluginFlags(flags.plugins, plugin_options);
-  } catch (const std::exception& e) {
-    logger.Error("invalid flags", {{"error", e.what()}});
+  if (options.node_name.empty() && options.publish) {
+    logger.Error("--node-name (or NODE_NAME) is required to publish");
     return 2;
   }
-  plugin_options.host_root = flags.host_root;
-  plugin_options.node_name = flags.node_name;
-  dranet::plugins::PluginHost plugins(plugin_options, logger);
-  logger.Info("plugins ready", {{"loaded", plugins.loaded_count()}, {"seen", plugins.reports().size()}});
-  if (flags.once) return 0;
-  int sig = WaitForTermination();
-  logger.Info("shutting down", {{"signal", sig}});
-  return 0;
+  return dranet::daemon::RunDaemon(options, logger);
 }

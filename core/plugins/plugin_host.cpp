@@ -55,6 +55,23 @@ bool MatchesTable(const std::vector<dranet_match_t>& table, const inventory::Dev
   return false;
 }
 
+std::vector<inventory::Device> WithPlugins(PluginHost& host, std::vector<inventory::Device> discovered,
+                                           Logger& logger) {
+  std::set<std::string> names;
+  for (const auto& d : discovered) names.insert(d.name);
+  for (auto& d : host.Discover()) {
+    if (!names.insert(d.name).second) {
+      logger.Warning("plugin device dropped: the name is taken by a discovered device", {{"device", d.name}});
+      continue;
+    }
+    discovered.push_back(std::move(d));
+  }
+  host.Annotate(discovered);
+  std::sort(discovered.begin(), discovered.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  return discovered;
+}
+
 // One initialised plugin: its library, host services, worker and state.
 // Declaration order matters: the worker stops (joins) before the services
 // and the library go away.

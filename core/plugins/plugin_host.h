@@ -118,6 +118,12 @@ class PluginHost {
   std::vector<std::unique_ptr<Loaded>> loaded_;
 };
 
+// The node's published device list: `discovered` (from core/inventory) plus
+// devices from discovery plugins (a name the core already has is dropped
+// with a log line), then plugin attributes on all of them. Sorted by name.
+std::vector<inventory::Device> WithPlugins(PluginHost& host, std::vector<inventory::Device> discovered,
+                                           Logger& logger);
+
 // True when `device` matches one entry of `table` (empty table: always).
 bool MatchesTable(const std::vector<dranet_match_t>& table, const inventory::Device& device);
 

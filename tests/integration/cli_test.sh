@@ -6,9 +6,12 @@ build=$1
 "$build/bin/dranetd" --version | grep -Eq '^dranetd [0-9]+\.[0-9]+\.[0-9]+ \(driver dra.net, plugin ABI 1\.0\)$'
 "$build/bin/dranetctl" version | grep -Eq '^dranetctl [0-9]+\.[0-9]+\.[0-9]+ \(driver dra.net, plugin ABI 1\.0\)$'
 # Default plugin directory: <exe>/../lib/dranet/plugins in the build tree.
-"$build/bin/dranetctl" plugins --help | grep -q "default: $build/bin/../lib/dranet/plugins\|default: $build/lib/dranet/plugins"
+help=$("$build/bin/dranetctl" plugins --help)
+grep -q "default: $build/lib/dranet/plugins" <<<"$help"
 out=$("$build/bin/dranetctl" plugins --plugin-dir /nonexistent/plugins)
 grep -q 'rejected .*plugin directory /nonexistent/plugins does not exist' <<<"$out"
 # dranetd runs once and exits cleanly with no usable plugin directory.
-"$build/bin/dranetd" --once --host-root / --plugin-dir /nonexistent/plugins 2>&1 | grep -q 'plugin directory /nonexistent/plugins does not exist'
+log=$("$build/bin/dranetd" --once --publish=false --metrics-address=off --host-root / --plugin-dir /nonexistent/plugins 2>&1)
+grep -q 'plugin directory /nonexistent/plugins does not exist' <<<"$log"
+grep -q '"flags" --host-root="/" .*--publish="false"' <<<"$log"
 echo "cli: ok"

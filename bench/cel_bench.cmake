@@ -1,0 +1,1 @@
+target_link_libraries(cel_bench PRIVATE dranet_cel)

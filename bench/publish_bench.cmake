@@ -1,0 +1,1 @@
+target_link_libraries(publish_bench PRIVATE dranet_kube)

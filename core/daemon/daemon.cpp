@@ -1,0 +1,206 @@
+#include "daemon/daemon.h"
+
+#include <signal.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "base/metrics.h"
+#include "cel/publish_filter.h"
+#include "daemon/health.h"
+#include "daemon/process_metrics.h"
+#include "daemon/status_server.h"
+#include "dranet/build_info.h"
+#include "inventory/inventory.h"
+#include "inventory/monitor.h"
+#include "inventory/snapshot.h"
+#include "kube/api_client.h"
+#include "kube/cluster_config.h"
+#include "kube/slice_publisher.h"
+#include "plugins/plugin_host.h"
+#include "plugins/recorded_metadata.h"
+
+namespace dranet::daemon {
+namespace {
+
+int WaitForSignal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+int RunDaemon(const DaemonOptions& options, Logger& logger) {
+  std::optional<cel::Program> filter;
+  try {
+    filter = cel::CompilePublishFilter(options.filter);
+  } catch (const cel::CompileError& e) {
+    logger.Error("invalid --filter expression", {{"error", e.what()}});
+    return 2;
+  }
+  MetricsRegistry metrics;
+  RegisterProcessMetrics(metrics, build::kVersion);
+  Health health;
+
+  auto& published_devices = metrics.Gauge("dranet_published_devices", "Devices in the node's ResourceSlices");
+  auto& discovery_seconds =
+      metrics.Histogram("dranet_discovery_duration_seconds", "Time of one discovery including plugin attributes");
+  auto& discoveries = metrics.Counter("dranet_discoveries_total", "Discoveries run (events, resyncs, start)");
+  auto& plugin_results =
+      metrics.Gauge("dranet_plugins", "Plugins by load outcome", {"plugin", "outcome"});
+
+  std::optional<StatusServer> status;
+  try {
+    status.emplace(options.metrics_address == "off" ? "" : options.metrics_address,
+                   std::map<std::string, HttpHandler>{
+                       {"/metrics",
+                        [&] { return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics.Render()}; }},
+                       {"/livez",
+                        [&] {
+                          auto v = health.Live();
+                          return HttpReply{v.ok ? 200 : 503, "text/plain; charset=utf-8", v.detail + (v.ok ? "ok\n" : "")};
+                        }},
+                       {"/healthz",
+                        [&] {
+                          auto v = health.Live();
+                          return HttpReply{v.ok ? 200 : 503, "text/plain; charset=utf-8", v.ok ? "ok\n" : v.detail};
+                        }},
+                       {"/readyz",
+                        [&] {
+                          auto v = health.Ready();
+                          return HttpReply{v.ok ? 200 : 503, "text/plain; charset=utf-8", v.detail + (v.ok ? "ok\n" : "")};
+                        }},
+                   },
+                   logger);
+  } catch (const std::exception& e) {
+    logger.Error("cannot serve metrics and health", {{"error", e.what()}});
+    return 1;
+  }
+
+  // Plugins. On a snapshot, cloud plugins read its recorded metadata.
+  const bool snapshot = inventory::IsSnapshot(options.host_root);
+  plugins::PluginHostOptions plugin_options;
+  try {
+    plugins::ApplyPluginFlags(options.plugins, plugin_options);
+  } catch (const std::exception& e) {
+    logger.Error("invalid plugin flags", {{"error", e.what()}});
+    return 2;
+  }
+  plugin_options.host_root = options.host_root;
+  plugin_options.node_name = options.node_name;
+  if (snapshot) plugin_options.http_get = plugins::RecordedMetadataGetter(options.host_root);
+  plugins::PluginHost plugin_host(plugin_options, logger);
+  for (const auto& r : plugin_host.reports())
+    plugin_results.Set(1, {r.name.empty() ? r.file : r.name, plugins::OutcomeName(r.outcome)});
+
+  // Kubernetes API.
+  std::unique_ptr<kube::ApiClient> api;
+  std::unique_ptr<kube::SlicePublisher> publisher;
+  if (options.publish) {
+    try {
+      kube::ClusterConfig cluster =
+          options.kubeconfig.empty() ? kube::LoadInClusterConfig() : kube::LoadKubeconfig(options.kubeconfig);
+      api = std::make_unique<kube::ApiClient>(cluster, logger);
+    } catch (const std::exception& e) {
+      logger.Error("cannot reach the Kubernetes API: give --kubeconfig, run in a pod, or --publish=false",
+                   {{"error", e.what()}});
+      return 1;
+    }
+    kube::SlicePublisherOptions publisher_options;
+    publisher_options.driver = options.driver_name;
+    publisher_options.node_name = options.node_name;
+    publisher = std::make_unique<kube::SlicePublisher>(*api, publisher_options, logger);
+    health.AddCondition("first-publish");
+    metrics.OnCollect([&publisher](MetricsRegistry& r) {
+      auto s = publisher->Stats();
+      r.Gauge("dranet_api_writes", "ResourceSlice writes to the API server", {"verb"}).Set(static_cast<double>(s.creates), {"create"});
+      r.Gauge("dranet_api_writes", "ResourceSlice writes to the API server", {"verb"}).Set(static_cast<double>(s.updates), {"update"});
+      r.Gauge("dranet_api_writes", "ResourceSlice writes to the API server", {"verb"}).Set(static_cast<double>(s.deletes), {"delete"});
+      r.Gauge("dranet_publish_errors", "Failed ResourceSlice publishing passes").Set(static_cast<double>(s.errors));
+      r.Gauge("dranet_pool_generation", "Generation of the node's resource pool").Set(static_cast<double>(s.pool_generation));
+      r.Gauge("dranet_resource_slices", "ResourceSlices published for the node").Set(static_cast<double>(s.slices));
+    });
+  }
+
+  // Discovery: every netlink burst or resync recomputes the device list.
+  inventory::DiscoveryOptions discovery_options;
+  discovery_options.host_root = options.host_root;
+  discovery_options.skip_ipoib = !options.move_ib_interfaces;
+  inventory::Discoverer discoverer(discovery_options, logger);
+  std::mutex devices_mu;
+  std::vector<inventory::Device> current_devices;
+  uint64_t last_sequence = 0;
+  auto on_devices = [&](std::vector<inventory::Device> devices) {
+    auto started = std::chrono::steady_clock::now();
+    devices = cel::ApplyPublishFilter(filter, plugins::WithPlugins(plugin_host, std::move(devices), logger), logger);
+    discovery_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    discoveries.Inc();
+    published_devices.Set(static_cast<double>(devices.size()));
+    health.Beat("discovery");
+    uint64_t sequence = 0;
+    if (publisher) sequence = publisher->Publish(devices);
+    std::lock_guard lock(devices_mu);
+    logger.Verbose(2, "inventory updated", {{"devices", devices.size()}});
+    current_devices = std::move(devices);
+    last_sequence = sequence;
+  };
+  health.AddLoop("discovery", options.resync_period * 3);
+
+  if (options.once) {
+    on_devices(discoverer.Discover());
+    bool synced = true;
+    if (publisher) synced = publisher->WaitForSync(last_sequence, std::chrono::seconds(30));
+    logger.Info("discovered", {{"devices", current_devices.size()}, {"published", publisher ? (synced ? "yes" : "failed") : "disabled"}});
+    return synced ? 0 : 1;
+  }
+
+  inventory::DiscoveryMonitor::Options monitor_options;
+  monitor_options.resync_period = options.resync_period;
+  inventory::DiscoveryMonitor monitor(discoverer, on_devices, logger, monitor_options);
+  try {
+    monitor.Start();
+  } catch (const std::exception& e) {
+    logger.Error("cannot watch netlink for device changes", {{"error", e.what()}});
+    return 1;
+  }
+  metrics.Gauge("dranet_last_published_time_seconds", "When the node's slices were last confirmed on the API server");
+  std::atomic<bool> stopping{false};
+  std::thread readiness;
+  if (publisher) {
+    readiness = std::thread([&] {
+      while (!stopping) {
+        uint64_t seq;
+        {
+          std::lock_guard lock(devices_mu);
+          seq = last_sequence;
+        }
+        if (seq != 0 && publisher->WaitForSync(seq, std::chrono::milliseconds(500))) {
+          health.Set("first-publish", true);
+          metrics.Gauge("dranet_last_published_time_seconds", "").Set(Now());
+          return;
+        }
+        if (seq == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
+  }
+  logger.Info("dranetd ready to serve", {{"node", options.node_name}, {"snapshot", snapshot}});
+  int sig = WaitForSignal();
+  logger.Info("shutting down", {{"signal", sig}});
+  stopping = true;
+  if (readiness.joinable()) readiness.join();
+  monitor.Stop();
+  publisher.reset();  // slices stay published for the next start
+  return 0;
+}
+
+}  // namespace dranet::daemon

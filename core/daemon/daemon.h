@@ -1,0 +1,36 @@
+#pragma once
+// core/daemon/daemon.h — dranetd's wiring: which components run, in which
+// order, and what each reports to metrics and health.
+//
+// Start order: metrics/health endpoint → plugins → discovery monitor (first
+// discovery) → ResourceSlice publisher → kubelet DRA plugin → NRI plugin.
+// Stop order is the reverse. Every component is optional so the daemon runs
+// on a snapshot without a cluster (`--publish=false`) as well as in one.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "base/log.h"
+#include "plugins/plugin_flags.h"
+
+namespace dranet::daemon {
+
+struct DaemonOptions {
+  std::string host_root = "/";
+  std::string node_name;
+  std::string driver_name = "dra.net";
+  std::string kubeconfig;  // empty: in-cluster configuration
+  bool publish = true;     // publish ResourceSlices to the API server
+  bool move_ib_interfaces = true;  // false: IPoIB netdevs skipped, HCAs published IB-only
+  std::string filter{"<dranet default>"};  // publish filter (CEL, DRANET's dialect); "" = none
+  std::string metrics_address = ":9177";
+  std::chrono::seconds resync_period{60};
+  bool once = false;  // discover, publish once (when enabled), print the device count, exit
+  plugins::PluginFlags plugins;
+};
+
+// Runs until SIGTERM/SIGINT (or once). Returns the process exit code.
+// The caller must have blocked SIGTERM and SIGINT in every thread.
+int RunDaemon(const DaemonOptions& options, Logger& logger);
+
+}  // namespace dranet::daemon

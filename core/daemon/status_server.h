@@ -1,0 +1,42 @@
+#pragma once
+// core/daemon/status_server.h — the daemon's own HTTP endpoint
+// (--metrics-address, default :9177): /metrics, /livez, /readyz, /healthz.
+// Boost.Beast, synchronous, one short request per connection, served by one
+// named thread ("status-http"). Handlers run on that thread and must be fast.
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "base/log.h"
+
+namespace dranet::daemon {
+
+struct HttpReply {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+using HttpHandler = std::function<HttpReply()>;
+
+class StatusServer {
+ public:
+  // `address` is "host:port", ":port" (all interfaces) or "" (disabled).
+  // Throws std::runtime_error naming the address when it cannot listen.
+  StatusServer(const std::string& address, std::map<std::string, HttpHandler> handlers, Logger& logger);
+  ~StatusServer();
+  StatusServer(const StatusServer&) = delete;
+  StatusServer& operator=(const StatusServer&) = delete;
+
+  // The bound port (useful with port 0 in tests).
+  uint16_t port() const { return port_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  uint16_t port_ = 0;
+};
+
+}  // namespace dranet::daemon

@@ -1,0 +1,230 @@
+#include "inject/netns_mover.h"
+
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <netlink/errno.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/link.h>
+#include <netlink/route/route.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "inject/netlink_socket.h"
+#include "inject/rdma_link.h"
+
+namespace dranet::inject {
+namespace {
+
+using LinkPtr = std::unique_ptr<rtnl_link, NlRelease<rtnl_link, rtnl_link_put>>;
+using AddrPtr = std::unique_ptr<rtnl_addr, NlRelease<rtnl_addr, rtnl_addr_put>>;
+using RoutePtr = std::unique_ptr<rtnl_route, NlRelease<rtnl_route, rtnl_route_put>>;
+
+// The link called `name` in the socket's namespace, or null.
+LinkPtr FindLink(nl_sock* sock, const std::string& name) {
+  rtnl_link* link = nullptr;
+  const int err = rtnl_link_get_kernel(sock, 0, name.c_str(), &link);
+  if (err == -NLE_OBJ_NOTFOUND || err == -NLE_NODEV) return nullptr;
+  if (err < 0) throw InjectError("looking up netdev " + name + ": " + NlError(err));
+  return LinkPtr(link);
+}
+
+NlAddrPtr ParseAddr(const std::string& text, const std::string& what) {
+  nl_addr* addr = nullptr;
+  if (const int err = nl_addr_parse(text.c_str(), AF_UNSPEC, &addr); err < 0) {
+    throw InjectError("invalid " + what + " \"" + text + "\": " + NlError(err));
+  }
+  return NlAddrPtr(addr);
+}
+
+// One RTM_NEWLINK: into `target_ns` under `new_name`, with `mtu` if non-zero.
+// Returns the time the kernel took.
+std::chrono::nanoseconds MoveLink(nl_sock* sock, rtnl_link* link, const NetnsHandle& target_ns,
+                                  const std::string& new_name, std::uint32_t mtu) {
+  LinkPtr change(rtnl_link_alloc());
+  rtnl_link_set_ns_fd(change.get(), target_ns.fd());
+  rtnl_link_set_name(change.get(), new_name.c_str());
+  if (mtu != 0) rtnl_link_set_mtu(change.get(), mtu);
+  const auto start = std::chrono::steady_clock::now();
+  if (const int err = rtnl_link_change(sock, link, change.get(), 0); err < 0) {
+    throw InjectError(std::string("moving netdev ") + rtnl_link_get_name(link) + " as " + new_name +
+                      ": " + NlError(err));
+  }
+  return std::chrono::steady_clock::now() - start;
+}
+
+void ChangeLink(nl_sock* sock, rtnl_link* link, std::uint32_t mtu, bool up, bool rename_to_set,
+                const std::string& new_name) {
+  LinkPtr change(rtnl_link_alloc());
+  if (mtu != 0 && rtnl_link_get_mtu(link) != mtu) rtnl_link_set_mtu(change.get(), mtu);
+  if (rename_to_set) rtnl_link_set_name(change.get(), new_name.c_str());
+  if (up) rtnl_link_set_flags(change.get(), IFF_UP);
+  if (const int err = rtnl_link_change(sock, link, change.get(), 0); err < 0) {
+    throw InjectError(std::string("configuring netdev ") + rtnl_link_get_name(link) + ": " +
+                      NlError(err));
+  }
+}
+
+void AddAddresses(nl_sock* sock, int ifindex, const std::vector<std::string>& cidrs,
+                  const std::string& ifname) {
+  for (const auto& cidr : cidrs) {
+    const auto local = ParseAddr(cidr, "address for " + ifname);
+    AddrPtr addr(rtnl_addr_alloc());
+    rtnl_addr_set_ifindex(addr.get(), ifindex);
+    rtnl_addr_set_local(addr.get(), local.get());
+    if (const int err = rtnl_addr_add(sock, addr.get(), NLM_F_REPLACE); err < 0 && err != -NLE_EXIST) {
+      throw InjectError("adding address " + cidr + " to " + ifname + ": " + NlError(err));
+    }
+  }
+}
+
+void AddRoutes(nl_sock* sock, int ifindex, std::vector<Route> routes, const std::string& ifname) {
+  // On-link routes first: a gateway route needs its gateway reachable.
+  std::stable_sort(routes.begin(), routes.end(), [](const Route& a, const Route& b) {
+    return a.gateway.empty() && !b.gateway.empty();
+  });
+  for (const auto& r : routes) {
+    const auto dst = ParseAddr(r.destination, "route destination for " + ifname);
+    RoutePtr route(rtnl_route_alloc());
+    rtnl_route_set_family(route.get(), static_cast<std::uint8_t>(nl_addr_get_family(dst.get())));
+    rtnl_route_set_dst(route.get(), dst.get());
+    rtnl_route_set_table(route.get(), r.table != 0 ? static_cast<std::uint32_t>(r.table) : RT_TABLE_MAIN);
+    if (r.metric != 0) rtnl_route_set_priority(route.get(), r.metric);
+    if (!r.source.empty()) {
+      const auto src = ParseAddr(r.source, "route source for " + ifname);
+      rtnl_route_set_pref_src(route.get(), src.get());
+    }
+    rtnl_nexthop* nh = rtnl_route_nh_alloc();
+    rtnl_route_nh_set_ifindex(nh, ifindex);
+    if (!r.gateway.empty()) {
+      const auto gw = ParseAddr(r.gateway, "route gateway for " + ifname);
+      rtnl_route_nh_set_gateway(nh, gw.get());
+    }
+    rtnl_route_add_nexthop(route.get(), nh);  // the route owns nh now
+    if (const int err = rtnl_route_add(sock, route.get(), NLM_F_REPLACE); err < 0 && err != -NLE_EXIST) {
+      throw InjectError("adding route " + r.destination + " via " + (r.gateway.empty() ? "link" : r.gateway) +
+                        " on " + ifname + ": " + NlError(err));
+    }
+  }
+}
+
+bool HasNetdevs(const std::vector<ClaimPlan>& plans) {
+  return std::any_of(plans.begin(), plans.end(), [](const ClaimPlan& p) { return !p.netdevs.empty(); });
+}
+
+}  // namespace
+
+std::string HostNameOf(const NetdevPlan& netdev) {
+  return netdev.host_state.if_name.empty() ? netdev.host_if_name : netdev.host_state.if_name;
+}
+
+std::string PodNameOf(const NetdevPlan& netdev) {
+  return netdev.pod_if_name.empty() ? netdev.host_if_name : netdev.pod_if_name;
+}
+
+NetnsMover::NetnsMover(const Options& options, Logger& log)
+    : host_ns_(OpenNetns(options.host_netns_path)),
+      log_(log),
+      host_sock_(NetlinkSocketIn(host_ns_, NETLINK_ROUTE)) {}
+
+void NetnsMover::AttachNetdevs(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) {
+  if (!HasNetdevs(plans)) return;
+  if (pod.netns_path.empty()) {
+    for (const auto& plan : plans) {
+      if (plan.netdevs.empty()) continue;
+      throw InjectError("pod " + pod.Describe() + " uses the host network, but claim " +
+                        plan.claim_namespace + "/" + plan.claim_name + " allocates netdev " +
+                        plan.netdevs.front().host_if_name +
+                        "; a netdev can only be moved into a pod network namespace: drop "
+                        "hostNetwork or the netdev from the claim");
+    }
+  }
+  std::lock_guard lock(mu_);
+  nl_sock* host_sock = host_sock_.get();
+  const auto pod_ns = OpenNetns(pod.netns_path);
+  const auto pod_sock = NetlinkSocketIn(pod_ns, NETLINK_ROUTE);
+  std::chrono::nanoseconds move_time{0};
+  for (const auto& plan : plans) {
+    for (const auto& netdev : plan.netdevs) {
+      const std::string pod_name = PodNameOf(netdev);
+      const std::string where = "claim " + plan.claim_namespace + "/" + plan.claim_name + ", pod " +
+                                pod.Describe() + ": ";
+      try {
+        if (auto link = FindLink(host_sock, netdev.host_if_name)) {
+          move_time += MoveLink(host_sock, link.get(), pod_ns, pod_name, netdev.mtu.value_or(0));
+        } else if (!FindLink(pod_sock.get(), pod_name)) {
+          throw InjectError("netdev " + netdev.host_if_name + " is neither on the host nor in the pod");
+        }
+        auto link = FindLink(pod_sock.get(), pod_name);
+        if (!link) throw InjectError("netdev " + pod_name + " vanished from the pod after the move");
+        const int ifindex = rtnl_link_get_ifindex(link.get());
+        AddAddresses(pod_sock.get(), ifindex, netdev.addresses, pod_name);
+        ChangeLink(pod_sock.get(), link.get(), netdev.mtu.value_or(0), true, false, {});
+        AddRoutes(pod_sock.get(), ifindex, netdev.routes, pod_name);
+        if (netdev.rdma_exclusive && !netdev.rdma_device.empty()) {
+          if (!MoveRdmaDevice(host_ns_, netdev.rdma_device, pod_ns) &&
+              !FindRdmaDevice(pod_ns, netdev.rdma_device)) {
+            throw InjectError("RDMA device " + netdev.rdma_device + " is neither on the host nor in the pod");
+          }
+        }
+      } catch (const InjectError& e) {
+        throw InjectError(where + e.what());
+      }
+    }
+  }
+  last_move_ns_.store(move_time.count());
+}
+
+void NetnsMover::DetachNetdevs(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) {
+  if (!HasNetdevs(plans)) return;
+  std::lock_guard lock(mu_);
+  nl_sock* host_sock = host_sock_.get();
+  NetnsHandle pod_ns;
+  if (!pod.netns_path.empty()) pod_ns = OpenNetns(pod.netns_path, /*missing_ok=*/true);
+  NlSockPtr pod_sock;
+  if (pod_ns.valid()) pod_sock = NetlinkSocketIn(pod_ns, NETLINK_ROUTE);
+
+  std::string failures;
+  for (const auto& plan : plans) {
+    for (const auto& netdev : plan.netdevs) {
+      const std::string host_name = HostNameOf(netdev);
+      const std::string pod_name = PodNameOf(netdev);
+      const auto& host = netdev.host_state;
+      try {
+        // The RDMA link goes back first: it must be sent from inside the pod.
+        if (netdev.rdma_exclusive && !netdev.rdma_device.empty() && pod_ns.valid()) {
+          MoveRdmaDevice(pod_ns, netdev.rdma_device, host_ns_);
+        }
+        bool moved = false;
+        if (pod_sock) {
+          if (auto link = FindLink(pod_sock.get(), pod_name)) {
+            MoveLink(pod_sock.get(), link.get(), host_ns_, host_name, host.mtu);
+            moved = true;
+          }
+        }
+        if (!moved) {
+          if (FindLink(host_sock, host_name)) continue;  // already home: nothing to do
+          // The pod netns died first: the kernel returned the device under its pod name.
+          auto stray = pod_name != host_name ? FindLink(host_sock, pod_name) : nullptr;
+          if (!stray) throw InjectError("netdev " + host_name + " is neither in the pod nor on the host");
+          ChangeLink(host_sock, stray.get(), host.mtu, false, true, host_name);
+        }
+        auto link = FindLink(host_sock, host_name);
+        if (!link) throw InjectError("netdev " + host_name + " vanished after the move back");
+        const int ifindex = rtnl_link_get_ifindex(link.get());
+        AddAddresses(host_sock, ifindex, host.addresses, host_name);
+        ChangeLink(host_sock, link.get(), host.mtu, host.up, false, {});
+        AddRoutes(host_sock, ifindex, host.routes, host_name);
+      } catch (const InjectError& e) {
+        log_.Error("netdev not restored", {{"pod", pod.Describe()},
+                                            {"claim", plan.claim_namespace + "/" + plan.claim_name},
+                                            {"netdev", host_name},
+                                            {"error", e.what()}});
+        failures += (failures.empty() ? "" : "; ") + std::string(e.what());
+      }
+    }
+  }
+  if (!failures.empty()) throw InjectError("pod " + pod.Describe() + ": " + failures);
+}
+
+}  // namespace dranet::inject

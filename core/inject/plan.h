@@ -1,0 +1,90 @@
+#pragma once
+// core/inject/plan.h — what a prepared claim hands to its pods.
+//
+// A ClaimPlan is built at NodePrepareResources (all slow work happens
+// there), persisted by core/state, and applied by the NRI hooks:
+// RunPodSandbox moves the netdevs, CreateContainer adds device nodes, env
+// and mounts, StopPodSandbox/RemovePodSandbox move netdevs back and restore
+// their host configuration.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dranet::inject {
+
+// A device node to create in every container of the pod.
+struct DeviceNode {
+  std::string container_path;  // "/dev/infiniband/uverbs0"
+  std::string host_path;       // same path on the node (under the dev root)
+  uint32_t major = 0;
+  uint32_t minor = 0;
+  std::string permissions = "rw";  // device-cgroup access
+  uint32_t file_mode = 0666;       // permission bits of the node in the container
+  friend bool operator==(const DeviceNode&, const DeviceNode&) = default;
+};
+
+struct Mount {
+  std::string host_path, container_path;
+  std::vector<std::string> options;
+  friend bool operator==(const Mount&, const Mount&) = default;
+};
+
+struct Route {
+  std::string destination;  // CIDR; "0.0.0.0/0" or "::/0" for default
+  std::string gateway;      // empty for on-link
+  std::string source;       // preferred source; may be empty
+  int32_t table = 0;        // 0 = main
+  uint32_t metric = 0;
+  friend bool operator==(const Route&, const Route&) = default;
+};
+
+// The host-side state of a netdev, recorded at prepare so that teardown can
+// restore exactly what was there.
+struct NetdevHostState {
+  std::string if_name;
+  uint32_t mtu = 0;
+  std::vector<std::string> addresses;  // CIDRs
+  std::vector<Route> routes;
+  bool up = true;  // administratively up on the host
+  friend bool operator==(const NetdevHostState&, const NetdevHostState&) = default;
+};
+
+// A netdev to move into the pod's network namespace, with its config there.
+struct NetdevPlan {
+  std::string device_name;   // the published device, e.g. "pci-0000-8a-00-0"
+  std::string host_if_name;  // name on the host, e.g. "gpu0rdma0"
+  std::string pod_if_name;   // name inside the pod (default: host name)
+  std::optional<uint32_t> mtu;
+  std::vector<std::string> addresses;  // CIDRs to set in the pod
+  std::vector<Route> routes;           // routes to add in the pod
+  std::string rdma_device;             // moved too when rdma_exclusive
+  bool rdma_exclusive = false;         // RDMA netns mode exclusive: move the HCA link
+  NetdevHostState host_state;          // what to restore on teardown
+  friend bool operator==(const NetdevPlan&, const NetdevPlan&) = default;
+};
+
+// One allocated device of the claim (a DeviceRequestAllocationResult of ours).
+struct AllocatedDevice {
+  std::string request;  // request name in the claim
+  std::string pool;
+  std::string device;   // device name in our slices
+  friend bool operator==(const AllocatedDevice&, const AllocatedDevice&) = default;
+};
+
+struct ClaimPlan {
+  std::string claim_uid;
+  std::string claim_namespace;
+  std::string claim_name;
+  std::vector<std::string> pod_uids;  // status.reservedFor pods on this node
+  std::vector<AllocatedDevice> devices;
+  std::vector<DeviceNode> device_nodes;
+  std::map<std::string, std::string> env;
+  std::vector<Mount> mounts;
+  std::vector<NetdevPlan> netdevs;
+  std::vector<std::string> cdi_device_ids;  // returned to kubelet when CDI is on
+  friend bool operator==(const ClaimPlan&, const ClaimPlan&) = default;
+};
+
+}  // namespace dranet::inject

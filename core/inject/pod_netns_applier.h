@@ -1,0 +1,46 @@
+#pragma once
+// core/inject/pod_netns_applier.h — moving a pod's netdevs in and out of its
+// network namespace (the RunPodSandbox / StopPodSandbox half of injection).
+//
+// The NRI plugin depends on this interface; NetnsMover (netns_mover.h) is
+// the real implementation, tests may substitute their own.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "inject/plan.h"
+
+namespace dranet::inject {
+
+// An error applying a plan; the message names the pod, claim and device.
+class InjectError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct PodSandboxRef {
+  std::string uid;            // Kubernetes pod UID
+  std::string namespace_name;
+  std::string name;
+  std::string netns_path;     // the pod's network namespace; empty for hostNetwork pods
+  std::string Describe() const { return namespace_name + "/" + name + " (uid " + uid + ")"; }
+};
+
+class PodNetnsApplier {
+ public:
+  virtual ~PodNetnsApplier() = default;
+
+  // Moves every netdev of `plans` (and its RDMA link in exclusive mode) into
+  // the pod's netns and configures it there: name, MTU, addresses, routes,
+  // link up. Idempotent: a netdev already in the pod is only (re)configured.
+  // Throws InjectError, e.g. for a hostNetwork pod that asks for a netdev.
+  virtual void AttachNetdevs(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) = 0;
+
+  // Moves them back to the host and restores name, MTU, addresses and routes
+  // from NetdevHostState. Idempotent: a netdev already home is left alone.
+  // `pod.netns_path` may be empty or gone (the kernel then already returned
+  // physical devices). Throws InjectError after trying every device.
+  virtual void DetachNetdevs(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) = 0;
+};
+
+}  // namespace dranet::inject

@@ -1,0 +1,416 @@
+#include "inventory/snapshot.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <stdexcept>
+
+#include "base/files.h"
+#include "inventory/inventory.h"
+#include "inventory/naming.h"
+#include "inventory/sysfs_tree.h"
+
+namespace dranet::inventory {
+namespace fs = std::filesystem;
+
+namespace {
+
+// netlink.json and the marker are small; anything bigger is not ours.
+constexpr std::size_t kMaxSnapshotJsonBytes = 16 * 1024 * 1024;
+
+std::optional<rapidjson::Document> ReadJsonFile(const fs::path& path, Logger& log) {
+  auto text = ReadFileCapped(path, kMaxSnapshotJsonBytes);
+  if (!text) return std::nullopt;
+  rapidjson::Document document;
+  document.Parse(text->data(), text->size());
+  if (document.HasParseError() || !document.IsObject()) {
+    log.Error("snapshot file is not a JSON object; ignoring it", {{"file", path.string()}});
+    return std::nullopt;
+  }
+  return document;
+}
+
+std::string StringMember(const rapidjson::Value& object, const char* key) {
+  auto it = object.FindMember(key);
+  return it != object.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString()) : std::string();
+}
+
+// `master_out` receives the name of the link this one is enslaved to, if any.
+LinkFacts ReadSysfsLink(const SysfsDirectory& dir, const std::string& name, Logger& log, std::string* master_out) {
+  LinkFacts link;
+  link.name = name;
+  auto number = [&](const char* file, bool hex) -> std::optional<uint64_t> {
+    auto text = dir.Read(file);
+    if (!text) return std::nullopt;
+    std::optional<uint64_t> value;
+    if (hex) {
+      value = ParseHex(*text);
+    } else if (auto decimal = ParseDecimal(*text); decimal && *decimal >= 0) {
+      value = static_cast<uint64_t>(*decimal);
+    }
+    if (!value || *value > UINT32_MAX) {
+      log.Warning("ignoring malformed sysfs value",
+                  {{"file", (dir.path() / file).string()}, {"bytes", text->size()}});
+      return std::nullopt;
+    }
+    return value;
+  };
+  link.ifindex = static_cast<int>(number("ifindex", false).value_or(0));
+  link.flags = static_cast<uint32_t>(number("flags", true).value_or(0));
+  link.mtu = static_cast<uint32_t>(number("mtu", false).value_or(0));
+  link.arp_type = static_cast<uint16_t>(number("type", false).value_or(0));
+  link.parent_index = static_cast<int>(number("iflink", false).value_or(0));
+  link.operstate = dir.Read("operstate").value_or("");
+  link.mac = dir.Read("address").value_or("");
+  link.alias = dir.Read("ifalias").value_or("");
+  *master_out = dir.LinkTargetName("master").value_or("");
+  return link;
+}
+
+}  // namespace
+
+bool IsSnapshot(const fs::path& host_root) {
+  std::error_code error;
+  return fs::is_regular_file(host_root / kSnapshotMarkerFile, error);
+}
+
+std::optional<SnapshotInfo> ReadSnapshotInfo(const fs::path& host_root, Logger& log) {
+  auto document = ReadJsonFile(host_root / kSnapshotMarkerFile, log);
+  if (!document) return std::nullopt;
+  SnapshotInfo info;
+  auto version = document->FindMember("formatVersion");
+  if (version != document->MemberEnd() && version->value.IsInt()) info.format_version = version->value.GetInt();
+  info.node_name = StringMember(*document, "nodeName");
+  info.source = StringMember(*document, "source");
+  info.description = StringMember(*document, "description");
+  return info;
+}
+
+NetlinkFacts ReadSnapshotNetlinkFacts(const fs::path& host_root, Logger& log) {
+  HostPaths paths(host_root);
+  NetlinkFacts facts;
+  fs::path class_dir = paths.sysfs / "class/net";
+  std::map<std::string, std::string> master_by_name;
+  SysfsDirectory class_net(class_dir);
+  for (const auto& name : ListDirectory(class_dir)) {
+    SysfsDirectory dir(class_net, name);
+    std::string master;
+    facts.links.push_back(ReadSysfsLink(dir, name, log, &master));
+    if (!master.empty()) master_by_name[name] = master;
+  }
+  std::map<std::string, LinkFacts*> by_name;
+  for (auto& link : facts.links) by_name[link.name] = &link;
+  for (const auto& [name, master] : master_by_name) {
+    auto it = by_name.find(master);
+    if (it != by_name.end()) by_name[name]->master_index = it->second->ifindex;
+  }
+
+  fs::path netlink_file = paths.root / kSnapshotNetlinkFile;
+  auto document = ReadJsonFile(netlink_file, log);
+  if (!document) {
+    log.Warning("snapshot has no usable netlink.json; link kinds, addresses and routes are unknown",
+                {{"file", netlink_file.string()}});
+  } else {
+    auto links = document->FindMember("links");
+    if (links != document->MemberEnd() && links->value.IsArray()) {
+      for (const auto& entry : links->value.GetArray()) {
+        if (!entry.IsObject()) continue;
+        auto it = by_name.find(StringMember(entry, "name"));
+        if (it == by_name.end()) continue;
+        it->second->kind = StringMember(entry, "kind");
+        auto addresses = entry.FindMember("addresses");
+        if (addresses == entry.MemberEnd() || !addresses->value.IsArray()) continue;
+        for (const auto& address : addresses->value.GetArray()) {
+          if (address.IsString()) it->second->addresses.emplace_back(address.GetString());
+        }
+      }
+    }
+    auto routes = document->FindMember("routes");
+    if (routes != document->MemberEnd() && routes->value.IsArray()) {
+      for (const auto& entry : routes->value.GetArray()) {
+        if (!entry.IsObject() || StringMember(entry, "destination") != "default") continue;
+        DefaultRoute route;
+        route.family = StringMember(entry, "family") == "inet6" ? AF_INET6 : AF_INET;
+        auto metric = entry.FindMember("metric");
+        if (metric != entry.MemberEnd() && metric->value.IsUint()) route.metric = metric->value.GetUint();
+        auto interfaces = entry.FindMember("interfaces");
+        if (interfaces != entry.MemberEnd() && interfaces->value.IsArray()) {
+          for (const auto& name : interfaces->value.GetArray()) {
+            if (!name.IsString()) continue;
+            auto it = by_name.find(name.GetString());
+            if (it != by_name.end()) route.ifindexes.push_back(it->second->ifindex);
+          }
+        }
+        if (!route.ifindexes.empty()) facts.default_routes.push_back(std::move(route));
+      }
+    }
+  }
+  std::sort(facts.links.begin(), facts.links.end(),
+            [](const LinkFacts& a, const LinkFacts& b) { return std::pair(a.ifindex, a.name) < std::pair(b.ifindex, b.name); });
+  return facts;
+}
+
+// ---------------------------------------------------------------------------
+// Capture
+
+namespace {
+
+// Files worth recording, per kind of sysfs directory.
+constexpr const char* kPciFiles[] = {"class", "vendor", "device", "subsystem_vendor", "subsystem_device",
+                                     "numa_node", "revision", "local_cpulist", "sriov_totalvfs", "sriov_numvfs",
+                                     "current_link_speed", "current_link_width", "max_link_speed",
+                                     "max_link_width"};
+constexpr const char* kNetdevFiles[] = {"address", "addr_len", "mtu", "operstate", "type", "ifalias", "ifindex",
+                                        "iflink", "flags", "dev_port", "phys_port_name", "carrier", "speed"};
+constexpr const char* kRdmaFiles[] = {"node_guid", "node_type", "sys_image_guid", "hca_type", "fw_ver"};
+constexpr const char* kRdmaPortFiles[] = {"link_layer", "state", "phys_state", "rate", "lid"};
+constexpr const char* kDmiFiles[] = {"sys_vendor", "product_name", "product_version", "chassis_asset_tag",
+                                     "chassis_vendor", "board_vendor", "board_name", "bios_vendor"};
+
+// Copies pieces of one host root into a snapshot directory. Paths passed
+// around are relative to the roots and already free of symlinks, so writes
+// never create a real directory where the source had a link.
+class SnapshotWriter {
+ public:
+  SnapshotWriter(const fs::path& source_root, const fs::path& out_root, Logger& log)
+      : source_(HostPaths(source_root).root), out_(out_root), log_(log) {}
+
+  // Recreates the symlink `relative` as a relative link inside the snapshot
+  // and returns where it points (relative to the root), or nullopt.
+  std::optional<fs::path> CopyLink(const fs::path& relative) {
+    auto resolved = ResolveLink(source_ / relative, source_);
+    if (!resolved) return std::nullopt;
+    fs::path target = resolved->lexically_relative(source_);
+    if (target.empty() || *target.begin() == "..") {
+      ++skipped_;
+      return std::nullopt;
+    }
+    std::error_code error;
+    fs::create_directories(out_ / relative.parent_path(), error);
+    fs::create_symlink(target.lexically_relative(relative.parent_path()), out_ / relative, error);
+    if (error && error != std::errc::file_exists) {
+      ++skipped_;
+      return std::nullopt;
+    }
+    // Make the target exist so the link does not dangle, unless the target is
+    // itself a link (class/net/eth0 as a "master"): that one is copied as a
+    // link on its own, and a directory here would shadow it.
+    if (!fs::is_symlink(fs::symlink_status(source_ / target, error)) && fs::is_directory(source_ / target, error)) {
+      fs::create_directories(out_ / target, error);
+    }
+    return target;
+  }
+
+  void CopyFile(const fs::path& relative) {
+    auto content = ReadFileCapped(source_ / relative, kMaxSysfsAttributeBytes);
+    if (!content) return;  // absent or unreadable (e.g. unset GID entries): not part of the node's facts
+    std::error_code error;
+    fs::create_directories(out_ / relative.parent_path(), error);
+    // A plain write: a snapshot is a fresh directory, not state that must
+    // survive a crash, and thousands of fsyncs would make capture slow.
+    std::ofstream out(out_ / relative, std::ios::binary | std::ios::trunc);
+    out << *content << '\n';
+    if (!out) throw std::runtime_error("cannot write snapshot file " + (out_ / relative).string());
+    ++copied_;
+  }
+
+  template <std::size_t N>
+  void CopyFiles(const fs::path& dir, const char* const (&names)[N]) {
+    for (const char* name : names) CopyFile(dir / name);
+  }
+
+  fs::path Source(const fs::path& relative) const { return source_ / relative; }
+  int copied() const { return copied_; }
+  int skipped() const { return skipped_; }
+
+ private:
+  fs::path source_;
+  fs::path out_;
+  Logger& log_;
+  int copied_ = 0;
+  int skipped_ = 0;
+};
+
+// Copies every entry of `list_dir` (a class or bus listing of symlinks) as a
+// link, then lets `copy_target` copy what the link points to.
+void CopyLinkedEntries(SnapshotWriter& writer, const fs::path& list_dir,
+                       const std::function<void(const fs::path& target)>& copy_target) {
+  for (const auto& name : ListDirectory(writer.Source(list_dir))) {
+    if (auto target = writer.CopyLink(list_dir / name)) copy_target(*target);
+  }
+}
+
+void CapturePci(SnapshotWriter& writer) {
+  CopyLinkedEntries(writer, "sys/bus/pci/devices", [&](const fs::path& target) {
+    writer.CopyFiles(target, kPciFiles);
+    writer.CopyLink(target / "driver");
+    writer.CopyLink(target / "physfn");
+    for (const auto& entry : ListDirectory(writer.Source(target))) {
+      if (entry.rfind("virtfn", 0) == 0) writer.CopyLink(target / entry);
+    }
+    // Bridges and switch ports above the function: plugins read their ids
+    // to classify GPU <-> NIC paths.
+    for (fs::path parent = target.parent_path(); !parent.empty() && parent != "sys/devices";
+         parent = parent.parent_path()) {
+      if (IsPciAddress(parent.filename().string())) writer.CopyFiles(parent, kPciFiles);
+    }
+  });
+}
+
+void CaptureNetdevs(SnapshotWriter& writer) {
+  CopyLinkedEntries(writer, "sys/class/net", [&](const fs::path& target) {
+    writer.CopyFiles(target, kNetdevFiles);
+    writer.CopyLink(target / "device");
+    writer.CopyLink(target / "master");
+  });
+}
+
+void CaptureRdma(SnapshotWriter& writer) {
+  CopyLinkedEntries(writer, "sys/class/infiniband", [&](const fs::path& target) {
+    writer.CopyFiles(target, kRdmaFiles);
+    writer.CopyLink(target / "device");
+    for (const auto& port : ListDirectory(writer.Source(target / "ports"))) {
+      fs::path port_dir = target / "ports" / port;
+      writer.CopyFiles(port_dir, kRdmaPortFiles);
+      writer.CopyFile(port_dir / "gid_attrs/ndevs/0");
+      writer.CopyFile(port_dir / "gid_attrs/types/0");
+    }
+  });
+  for (const char* char_class : {"sys/class/infiniband_verbs", "sys/class/infiniband_mad"}) {
+    for (const auto& name : ListDirectory(writer.Source(char_class))) {
+      fs::path entry = fs::path(char_class) / name;
+      if (auto target = writer.CopyLink(entry)) {
+        writer.CopyFile(*target / "ibdev");
+        writer.CopyFile(*target / "dev");
+      } else {
+        writer.CopyFile(entry);  // abi_version
+      }
+    }
+  }
+  if (auto target = writer.CopyLink("sys/class/misc/rdma_cm")) writer.CopyFile(*target / "dev");
+}
+
+void CapturePlatform(SnapshotWriter& writer) {
+  if (auto target = writer.CopyLink("sys/class/dmi/id")) writer.CopyFiles(*target, kDmiFiles);
+  fs::path nodes = "sys/devices/system/node";
+  for (const auto& name : ListDirectory(writer.Source(nodes))) {
+    if (name.rfind("node", 0) == 0) writer.CopyFile(nodes / name / "cpulist");
+  }
+}
+
+// A pretty-printed JSON object that starts with the snapshot format version.
+class SnapshotJson {
+ public:
+  SnapshotJson() : json_(buffer_) {
+    json_.SetIndent(' ', 2);
+    json_.StartObject();
+    json_.Key("formatVersion");
+    json_.Int(kSnapshotFormatVersion);
+  }
+  rapidjson::PrettyWriter<rapidjson::StringBuffer>& out() { return json_; }
+  std::string Finish() {
+    json_.EndObject();
+    return std::string(buffer_.GetString()) + "\n";
+  }
+
+ private:
+  rapidjson::StringBuffer buffer_;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> json_;
+};
+
+std::string NetlinkJson(const NetlinkFacts& facts) {
+  SnapshotJson document;
+  auto& json = document.out();
+  json.Key("links");
+  json.StartArray();
+  std::map<int, std::string> name_by_index;
+  for (const auto& link : facts.links) {
+    name_by_index[link.ifindex] = link.name;
+    json.StartObject();
+    json.Key("name");
+    json.String(link.name.c_str());
+    json.Key("kind");
+    json.String(link.kind.c_str());
+    json.Key("addresses");
+    json.StartArray();
+    for (const auto& address : link.addresses) json.String(address.c_str());
+    json.EndArray();
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Key("routes");
+  json.StartArray();
+  for (const auto& route : facts.default_routes) {
+    json.StartObject();
+    json.Key("family");
+    json.String(route.family == AF_INET6 ? "inet6" : "inet");
+    json.Key("destination");
+    json.String("default");
+    json.Key("metric");
+    json.Uint(route.metric);
+    json.Key("interfaces");
+    json.StartArray();
+    for (int index : route.ifindexes) json.String(name_by_index[index].c_str());
+    json.EndArray();
+    json.EndObject();
+  }
+  json.EndArray();
+  return document.Finish();
+}
+
+std::string MarkerJson(const CaptureOptions& options) {
+  char captured_at[32];
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::strftime(captured_at, sizeof(captured_at), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  SnapshotJson document;
+  auto& json = document.out();
+  json.Key("nodeName");
+  json.String(options.node_name.c_str());
+  json.Key("source");
+  json.String("captured");
+  json.Key("capturedAt");
+  json.String(captured_at);
+  json.Key("description");
+  json.String(options.description.c_str());
+  return document.Finish();
+}
+
+}  // namespace
+
+void CaptureSnapshot(const fs::path& out_dir, const CaptureOptions& options, Logger& log) {
+  std::error_code error;
+  if (fs::exists(out_dir, error) && !fs::is_empty(out_dir, error)) {
+    throw std::runtime_error("snapshot directory is not empty: " + out_dir.string() +
+                             " (choose a new directory)");
+  }
+  fs::create_directories(out_dir, error);
+  if (error) throw std::runtime_error("cannot create snapshot directory " + out_dir.string() + ": " + error.message());
+
+  SnapshotWriter writer(options.host_root, out_dir, log);
+  CapturePci(writer);
+  CaptureNetdevs(writer);
+  CaptureRdma(writer);
+  CapturePlatform(writer);
+  fs::create_directories(out_dir / kSnapshotMetadataDir, error);
+
+  DiscoveryOptions discovery;
+  discovery.host_root = options.host_root;
+  WriteFileAtomic(out_dir / kSnapshotNetlinkFile, NetlinkJson(ReadNetlinkFacts(discovery, log)));
+  WriteFileAtomic(out_dir / kSnapshotMarkerFile, MarkerJson(options));
+  log.Info("node snapshot captured", {{"dir", out_dir.string()},
+                                      {"node", options.node_name},
+                                      {"files", writer.copied()},
+                                      {"skipped_links", writer.skipped()}});
+}
+
+}  // namespace dranet::inventory

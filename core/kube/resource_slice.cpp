@@ -1,0 +1,376 @@
+// core/kube/resource_slice.cpp — building, validating, rendering and parsing ResourceSlices.
+#include "kube/resource_slice.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+#include "kube/json_fields.h"
+#include "kube/names.h"
+
+namespace dranet::kube {
+namespace {
+
+std::string ValidateAttributeValue(const inventory::AttributeValue& value) {
+  if (const auto* text = std::get_if<std::string>(&value)) {
+    if (text->size() > kMaxAttributeValueBytes)
+      return "string value is " + std::to_string(text->size()) + " bytes (limit 64)";
+  } else if (const auto* version = std::get_if<inventory::SemVer>(&value)) {
+    if (version->value.size() > kMaxAttributeValueBytes)
+      return "version value is longer than 64 bytes";
+    if (!IsSemVer(version->value)) return "version value \"" + version->value + "\" is not semver 2.0.0";
+  }
+  return {};
+}
+
+// A stable 32-bit FNV-1a hash, used to keep shortened slice names unique per node.
+uint32_t Fnv1a(std::string_view text) {
+  uint32_t hash = 2166136261u;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 16777619u;
+  }
+  return hash;
+}
+
+void WriteString(rapidjson::Writer<rapidjson::StringBuffer>& writer, std::string_view text) {
+  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+}
+
+void WriteAttributeValue(rapidjson::Writer<rapidjson::StringBuffer>& writer,
+                         const inventory::AttributeValue& value) {
+  writer.StartObject();
+  std::visit(
+      [&writer](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          writer.Key("string");
+          WriteString(writer, v);
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          writer.Key("int");
+          writer.Int64(v);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          writer.Key("bool");
+          writer.Bool(v);
+        } else {
+          writer.Key("version");
+          WriteString(writer, v.value);
+        }
+      },
+      value);
+  writer.EndObject();
+}
+
+bool IsEmptyContainer(const rapidjson::Value& value) {
+  return value.IsNull() || (value.IsObject() && value.MemberCount() == 0) ||
+         (value.IsArray() && value.Empty());
+}
+
+// Reads one DeviceAttribute ({"string": …} etc.). Returns false for kinds we never write.
+bool ParseAttributeValue(const rapidjson::Value& json, inventory::AttributeValue& out) {
+  if (!json.IsObject() || json.MemberCount() != 1) return false;
+  const auto& member = *json.MemberBegin();
+  std::string_view kind(member.name.GetString(), member.name.GetStringLength());
+  const auto& v = member.value;
+  if (kind == "string" && v.IsString()) {
+    out = std::string(v.GetString(), v.GetStringLength());
+  } else if (kind == "int" && v.IsInt64()) {
+    out = v.GetInt64();
+  } else if (kind == "bool" && v.IsBool()) {
+    out = v.GetBool();
+  } else if (kind == "version" && v.IsString()) {
+    out = inventory::SemVer{std::string(v.GetString(), v.GetStringLength())};
+  } else {
+    return false;
+  }
+  return true;
+}
+
+SliceDevice ParseDevice(const rapidjson::Value& json, const std::string& driver, bool& foreign) {
+  SliceDevice device;
+  if (!json.IsObject()) {
+    foreign = true;
+    return device;
+  }
+  for (const auto& member : json.GetObject()) {
+    std::string_view key(member.name.GetString(), member.name.GetStringLength());
+    if (key == "name") {
+      device.name = StringField(json, "name");
+    } else if (key == "attributes" && member.value.IsObject()) {
+      for (const auto& attribute : member.value.GetObject()) {
+        std::string name(attribute.name.GetString(), attribute.name.GetStringLength());
+        // Bare identifiers live in the driver's own domain (PROTOCOLS.md §4.1).
+        if (name.find('/') == std::string::npos) name = driver + "/" + name;
+        inventory::AttributeValue value;
+        if (ParseAttributeValue(attribute.value, value)) {
+          device.attributes.emplace(std::move(name), std::move(value));
+        } else {
+          foreign = true;
+        }
+      }
+    } else if (!IsEmptyContainer(member.value)) {
+      foreign = true;  // capacity, taints, counters, per-device node selection…
+    }
+  }
+  return device;
+}
+
+}  // namespace
+
+std::string ValidateDevice(const inventory::Device& device) {
+  if (!IsDnsLabel(device.name)) return "device name is not a DNS-1123 label (≤63 chars, [a-z0-9-])";
+  if (device.attributes.size() > kMaxAttributesPerDevice)
+    return "device has " + std::to_string(device.attributes.size()) + " attributes (limit 32)";
+  for (const auto& [name, value] : device.attributes) {
+    if (!IsQualifiedName(name)) return "attribute name \"" + name + "\" is not a qualified name";
+    if (std::string reason = ValidateAttributeValue(value); !reason.empty())
+      return "attribute " + name + ": " + reason;
+  }
+  return {};
+}
+
+std::string SliceName(std::string_view node_name, std::string_view driver, std::size_t index) {
+  std::string suffix = "-" + std::string(driver) + "-" + std::to_string(index);
+  std::string name = std::string(node_name) + suffix;
+  if (name.size() <= kMaxObjectNameLength) return name;
+  char hash[16];
+  std::snprintf(hash, sizeof hash, "-%08x", Fnv1a(node_name));
+  std::size_t keep = kMaxObjectNameLength - suffix.size() - std::string_view(hash).size();
+  std::string shortened(node_name.substr(0, keep));
+  // A DNS label must not end in '-' and a subdomain part must not end in '.'.
+  while (!shortened.empty() && (shortened.back() == '-' || shortened.back() == '.'))
+    shortened.pop_back();
+  return shortened + hash + suffix;
+}
+
+std::vector<ResourceSlice> BuildSlices(const SliceParams& params,
+                                       const std::vector<inventory::Device>& devices,
+                                       Logger& log) {
+  std::vector<const inventory::Device*> valid;
+  valid.reserve(devices.size());
+  for (const auto& device : devices) {
+    if (std::string reason = ValidateDevice(device); !reason.empty()) {
+      log.Warning("device not published", {{"device", device.name}, {"reason", reason}});
+      continue;
+    }
+    valid.push_back(&device);
+  }
+  // Sorted by name so that the same inventory always gives the same slices.
+  std::stable_sort(valid.begin(), valid.end(),
+                   [](const auto* a, const auto* b) { return a->name < b->name; });
+  auto duplicate = std::adjacent_find(valid.begin(), valid.end(),
+                                      [](const auto* a, const auto* b) { return a->name == b->name; });
+  while (duplicate != valid.end()) {
+    log.Warning("device not published", {{"device", (*duplicate)->name},
+                                         {"reason", "duplicate device name in pool"}});
+    valid.erase(duplicate + 1);
+    duplicate = std::adjacent_find(duplicate, valid.end(),
+                                   [](const auto* a, const auto* b) { return a->name == b->name; });
+  }
+
+  const std::string& pool = params.pool_name.empty() ? params.node_name : params.pool_name;
+  std::vector<std::vector<SliceDevice>> chunks;
+  bool chunk_uses_taints_or_counters = false;
+  for (const auto* device : valid) {
+    SliceDevice entry{device->name, device->attributes, false};
+    bool would_use = chunk_uses_taints_or_counters || entry.uses_taints_or_counters;
+    std::size_t limit = would_use ? kMaxDevicesPerSliceWithTaintsOrCounters : kMaxDevicesPerSlice;
+    if (chunks.empty() || chunks.back().size() + 1 > limit) {
+      chunks.emplace_back();
+      would_use = entry.uses_taints_or_counters;
+    }
+    chunk_uses_taints_or_counters = would_use;
+    chunks.back().push_back(std::move(entry));
+  }
+
+  std::vector<ResourceSlice> slices;
+  slices.reserve(chunks.size());
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    ResourceSlice slice;
+    slice.name = SliceName(params.node_name, params.driver, i);
+    slice.labels.emplace(kManagedByLabel, kManagedByValue);
+    if (!params.node_uid.empty())
+      slice.owner_references.push_back({"v1", "Node", params.node_name, params.node_uid, true});
+    slice.driver = params.driver;
+    slice.node_name = params.node_name;
+    slice.pool_name = pool;
+    slice.pool_generation = params.generation;
+    slice.resource_slice_count = static_cast<int64_t>(chunks.size());
+    slice.devices = std::move(chunks[i]);
+    slices.push_back(std::move(slice));
+  }
+  return slices;
+}
+
+void WriteSlice(rapidjson::Writer<rapidjson::StringBuffer>& writer, const ResourceSlice& slice) {
+  writer.StartObject();
+  writer.Key("apiVersion");
+  WriteString(writer, kResourceApiVersion);
+  writer.Key("kind");
+  writer.String("ResourceSlice");
+
+  writer.Key("metadata");
+  writer.StartObject();
+  writer.Key("name");
+  WriteString(writer, slice.name);
+  if (!slice.resource_version.empty()) {
+    writer.Key("resourceVersion");
+    WriteString(writer, slice.resource_version);
+  }
+  if (!slice.labels.empty()) {
+    writer.Key("labels");
+    writer.StartObject();
+    for (const auto& [key, value] : slice.labels) {
+      WriteString(writer, key);
+      WriteString(writer, value);
+    }
+    writer.EndObject();
+  }
+  if (!slice.owner_references.empty()) {
+    writer.Key("ownerReferences");
+    writer.StartArray();
+    for (const auto& owner : slice.owner_references) {
+      writer.StartObject();
+      writer.Key("apiVersion");
+      WriteString(writer, owner.api_version);
+      writer.Key("kind");
+      WriteString(writer, owner.kind);
+      writer.Key("name");
+      WriteString(writer, owner.name);
+      writer.Key("uid");
+      WriteString(writer, owner.uid);
+      writer.Key("controller");
+      writer.Bool(owner.controller);
+      writer.EndObject();
+    }
+    writer.EndArray();
+  }
+  writer.EndObject();
+
+  writer.Key("spec");
+  writer.StartObject();
+  writer.Key("driver");
+  WriteString(writer, slice.driver);
+  writer.Key("nodeName");
+  WriteString(writer, slice.node_name);
+  writer.Key("pool");
+  writer.StartObject();
+  writer.Key("name");
+  WriteString(writer, slice.pool_name);
+  writer.Key("generation");
+  writer.Int64(slice.pool_generation);
+  writer.Key("resourceSliceCount");
+  writer.Int64(slice.resource_slice_count);
+  writer.EndObject();
+  writer.Key("devices");
+  writer.StartArray();
+  for (const auto& device : slice.devices) {
+    writer.StartObject();
+    writer.Key("name");
+    WriteString(writer, device.name);
+    writer.Key("attributes");
+    writer.StartObject();
+    for (const auto& [name, value] : device.attributes) {
+      WriteString(writer, name);
+      WriteAttributeValue(writer, value);
+    }
+    writer.EndObject();
+    writer.EndObject();
+  }
+  writer.EndArray();
+  writer.EndObject();
+  writer.EndObject();
+}
+
+std::string SliceToJson(const ResourceSlice& slice) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  WriteSlice(writer, slice);
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+std::string SlicesToJson(const std::vector<ResourceSlice>& slices) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.StartArray();
+  for (const auto& slice : slices) WriteSlice(writer, slice);
+  writer.EndArray();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+ResourceSlice ParseSlice(const rapidjson::Value& object) {
+  if (!object.IsObject()) throw std::invalid_argument("ResourceSlice is not a JSON object");
+  auto metadata = object.FindMember("metadata");
+  auto spec = object.FindMember("spec");
+  if (metadata == object.MemberEnd() || !metadata->value.IsObject() || spec == object.MemberEnd() ||
+      !spec->value.IsObject())
+    throw std::invalid_argument("ResourceSlice without metadata or spec");
+  const auto& meta = metadata->value;
+  ResourceSlice slice;
+  slice.name = StringField(meta, "name");
+  if (slice.name.empty()) throw std::invalid_argument("ResourceSlice without metadata.name");
+  slice.uid = StringField(meta, "uid");
+  slice.resource_version = StringField(meta, "resourceVersion");
+  if (auto labels = meta.FindMember("labels"); labels != meta.MemberEnd() && labels->value.IsObject()) {
+    for (const auto& label : labels->value.GetObject())
+      if (label.value.IsString()) slice.labels.emplace(label.name.GetString(), label.value.GetString());
+  }
+  if (auto owners = meta.FindMember("ownerReferences");
+      owners != meta.MemberEnd() && owners->value.IsArray()) {
+    for (const auto& owner : owners->value.GetArray()) {
+      OwnerReference ref{StringField(owner, "apiVersion"), StringField(owner, "kind"),
+                         StringField(owner, "name"), StringField(owner, "uid"), false};
+      if (auto c = owner.FindMember("controller"); c != owner.MemberEnd() && c->value.IsBool())
+        ref.controller = c->value.GetBool();
+      slice.owner_references.push_back(std::move(ref));
+    }
+  }
+
+  // The driver first: bare attribute keys of the devices are qualified with it.
+  slice.driver = StringField(spec->value, "driver");
+  const std::string key_domain = slice.driver.empty() ? std::string(kDefaultDriverName) : slice.driver;
+  for (const auto& member : spec->value.GetObject()) {
+    std::string_view key(member.name.GetString(), member.name.GetStringLength());
+    const auto& v = member.value;
+    if (key == "driver") {
+      continue;
+    } else if (key == "nodeName") {
+      slice.node_name = StringField(spec->value, "nodeName");
+    } else if (key == "pool") {
+      slice.pool_name = StringField(v, "name");
+      slice.pool_generation = IntField(v, "generation");
+      slice.resource_slice_count = IntField(v, "resourceSliceCount");
+    } else if (key == "devices") {
+      if (!v.IsArray()) {
+        slice.has_foreign_content |= !v.IsNull();
+        continue;
+      }
+      for (const auto& device : v.GetArray())
+        slice.devices.push_back(ParseDevice(device, key_domain, slice.has_foreign_content));
+    } else if (!IsEmptyContainer(v)) {
+      slice.has_foreign_content = true;
+    }
+  }
+  return slice;
+}
+
+bool SemanticallyEqual(const ResourceSlice& desired, const ResourceSlice& stored) {
+  if (stored.has_foreign_content) return false;
+  if (desired.driver != stored.driver || desired.node_name != stored.node_name ||
+      desired.pool_name != stored.pool_name || desired.pool_generation != stored.pool_generation ||
+      desired.resource_slice_count != stored.resource_slice_count ||
+      desired.devices != stored.devices)
+    return false;
+  for (const auto& [key, value] : desired.labels) {
+    auto it = stored.labels.find(key);
+    if (it == stored.labels.end() || it->second != value) return false;
+  }
+  for (const auto& owner : desired.owner_references) {
+    if (std::find(stored.owner_references.begin(), stored.owner_references.end(), owner) ==
+        stored.owner_references.end())
+      return false;
+  }
+  return true;
+}
+
+}  // namespace dranet::kube

@@ -1,0 +1,290 @@
+// core/kube/slice_publisher.cpp — the reconcile loop behind SlicePublisher.
+#include "kube/slice_publisher.h"
+
+#include <algorithm>
+#include <set>
+
+#include "kube/json_fields.h"
+#include "kube/list_watch.h"
+
+namespace dranet::kube {
+namespace {
+
+constexpr const char* kSlicesPath = "/apis/resource.k8s.io/v1/resourceslices";
+
+// All devices of the slices in `slices`, sorted by name: the pool's content, whatever the
+// split into slices.
+std::vector<SliceDevice> PoolContent(const std::vector<const ResourceSlice*>& slices) {
+  std::vector<SliceDevice> devices;
+  for (const auto* slice : slices) devices.insert(devices.end(), slice->devices.begin(), slice->devices.end());
+  std::sort(devices.begin(), devices.end(),
+            [](const SliceDevice& a, const SliceDevice& b) { return a.name < b.name; });
+  return devices;
+}
+
+std::vector<SliceDevice> PoolContent(const std::vector<ResourceSlice>& slices) {
+  std::vector<const ResourceSlice*> pointers;
+  for (const auto& slice : slices) pointers.push_back(&slice);
+  return PoolContent(pointers);
+}
+
+std::string DeletePreconditions(const ResourceSlice& slice) {
+  return R"({"apiVersion":"v1","kind":"DeleteOptions","preconditions":{"uid":")" + slice.uid +
+         R"(","resourceVersion":")" + slice.resource_version + R"("}})";
+}
+
+}  // namespace
+
+SlicePublisher::SlicePublisher(ApiClient& client, SlicePublisherOptions options, Logger& log)
+    : client_(client), options_(std::move(options)), log_(log), random_(std::random_device{}()) {
+  if (options_.pool_name.empty()) options_.pool_name = options_.node_name;
+  publish_thread_ = NamedThread("slice-publish", [this] { PublishLoop(stop_.get_token()); });
+  if (options_.watch)
+    watch_thread_ = NamedThread("slice-watch", [this] { WatchLoop(stop_.get_token()); });
+}
+
+SlicePublisher::~SlicePublisher() {
+  stop_.request_stop();
+  {
+    std::lock_guard lock(mu_);  // no wake-up lost between a predicate check and a wait
+  }
+  wake_.notify_all();
+  synced_.notify_all();
+  publish_thread_.join();
+  if (watch_thread_.joinable()) watch_thread_.join();
+}
+
+uint64_t SlicePublisher::Publish(std::vector<inventory::Device> devices) {
+  // Report invalid devices once per inventory, not on every pass that rebuilds the slices.
+  for (const auto& device : devices)
+    if (std::string reason = ValidateDevice(device); !reason.empty())
+      log_.Warning("device not published", {{"device", device.name}, {"reason", reason}});
+  std::lock_guard lock(mu_);
+  devices_ = std::move(devices);
+  has_devices_ = true;
+  dirty_ = true;
+  last_publish_ = std::chrono::steady_clock::now();
+  ++wake_ups_;
+  wake_.notify_all();
+  return ++published_sequence_;
+}
+
+bool SlicePublisher::WaitForSync(uint64_t sequence, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return synced_.wait_for(lock, stop_.get_token(), timeout,
+                          [&] { return synced_sequence_ >= sequence; });
+}
+
+SlicePublisherStats SlicePublisher::Stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+std::string SlicePublisher::CollectionPath() const { return kSlicesPath; }
+
+std::string SlicePublisher::FieldSelector() const {
+  return "spec.nodeName=" + options_.node_name + ",spec.driver=" + options_.driver;
+}
+
+std::chrono::milliseconds SlicePublisher::NextBackoff(int failures) {
+  auto base = options_.min_backoff * (int64_t{1} << std::min(failures - 1, 20));
+  auto capped = std::min<std::chrono::milliseconds>(base, options_.max_backoff);
+  std::uniform_int_distribution<int64_t> jitter(0, capped.count() / 2);
+  std::lock_guard lock(mu_);
+  return std::chrono::milliseconds(capped.count() - capped.count() / 2 + jitter(random_));
+}
+
+void SlicePublisher::ScheduleRepair(const char* why, const std::string& slice_name) {
+  std::lock_guard lock(mu_);
+  if (!has_devices_) return;
+  log_.Info("ResourceSlice changed by someone else; repairing", {{"slice", slice_name}, {"change", why}});
+  ++stats_.repairs_scheduled;
+  dirty_ = true;
+  ++wake_ups_;
+  wake_.notify_all();
+}
+
+void SlicePublisher::PublishLoop(std::stop_token stop) {
+  int failures = 0;
+  auto next_attempt = std::chrono::steady_clock::now();
+  auto next_resync = std::chrono::steady_clock::now() + options_.resync_interval;
+  while (!stop.stop_requested()) {
+    std::vector<inventory::Device> devices;
+    uint64_t sequence = 0;
+    {
+      std::unique_lock lock(mu_);
+      // Wait for work that is due: a change (after the coalescing window and any backoff), or
+      // the periodic resync.
+      while (!stop.stop_requested()) {
+        auto now = std::chrono::steady_clock::now();
+        auto due = std::max(next_attempt, last_publish_ + options_.coalesce_window);
+        bool resync_due = options_.resync_interval.count() > 0 && now >= next_resync && has_devices_;
+        if ((dirty_ && now >= due) || resync_due) break;
+        auto until = dirty_ ? due : (options_.resync_interval.count() > 0
+                                         ? next_resync
+                                         : now + std::chrono::hours(24));
+        const uint64_t seen = wake_ups_;
+        wake_.wait_until(lock, stop, until, [&] { return wake_ups_ != seen; });
+      }
+      if (stop.stop_requested()) return;
+      devices = devices_;
+      sequence = published_sequence_;
+      dirty_ = false;
+    }
+    next_resync = std::chrono::steady_clock::now() + options_.resync_interval;
+    try {
+      Reconcile(devices, stop);
+      failures = 0;
+      next_attempt = std::chrono::steady_clock::now();
+      std::lock_guard lock(mu_);
+      synced_sequence_ = std::max(synced_sequence_, sequence);
+      synced_.notify_all();
+    } catch (const ApiError& error) {
+      if (stop.stop_requested()) return;
+      ++failures;
+      // A conflict means our view was stale: go again at once, the next list is fresh.
+      auto delay = error.IsConflict() && failures <= 3 ? std::chrono::milliseconds(0)
+                                                       : NextBackoff(failures);
+      log_.Warning("publishing ResourceSlices failed; will retry",
+                   {{"node", options_.node_name}, {"error", error.what()},
+                    {"retry_in_ms", delay.count()}, {"failures", failures}});
+      next_attempt = std::chrono::steady_clock::now() + delay;
+      std::lock_guard lock(mu_);
+      ++stats_.errors;
+      dirty_ = true;
+    }
+  }
+}
+
+void SlicePublisher::ResolveNodeUid(std::stop_token stop) {
+  if (!node_uid_.empty()) return;
+  try {
+    rapidjson::Document node = client_.Get("/api/v1/nodes/" + options_.node_name, stop);
+    if (node.IsObject() && node.HasMember("metadata") && node["metadata"].IsObject() &&
+        node["metadata"].HasMember("uid") &&
+        node["metadata"]["uid"].IsString())
+      node_uid_ = node["metadata"]["uid"].GetString();
+  } catch (const ApiError& error) {
+    if (error.status() == 0) throw;  // API server unreachable: the whole pass fails anyway
+    // 404/403: publish without an owner; the next pass tries again.
+    log_.Warning("cannot read the Node; publishing ResourceSlices without ownerReference",
+                 {{"node", options_.node_name}, {"error", error.what()}});
+  }
+}
+
+void SlicePublisher::Reconcile(const std::vector<inventory::Device>& devices, std::stop_token stop) {
+  ResolveNodeUid(stop);
+  ListOptions list_options;
+  list_options.field_selector = FieldSelector();
+  rapidjson::Document list = client_.List(CollectionPath(), list_options, stop);
+
+  std::vector<ResourceSlice> stored;
+  if (list.HasMember("items") && list["items"].IsArray()) {
+    for (const auto& item : list["items"].GetArray()) {
+      try {
+        stored.push_back(ParseSlice(item));
+      } catch (const std::invalid_argument& error) {
+        log_.Warning("ignoring unreadable ResourceSlice", {{"error", error.what()}});
+      }
+    }
+  }
+  // Our pool's slices at its current (highest) generation are what consumers see.
+  int64_t generation = 0;
+  for (const auto& slice : stored)
+    if (slice.pool_name == options_.pool_name) generation = std::max(generation, slice.pool_generation);
+  std::vector<const ResourceSlice*> current;
+  for (const auto& slice : stored)
+    if (slice.pool_name == options_.pool_name && slice.pool_generation == generation)
+      current.push_back(&slice);
+
+  int64_t last_generation = 0;
+  {
+    std::lock_guard lock(mu_);
+    last_generation = stats_.pool_generation;
+  }
+  SliceParams params{options_.driver, options_.node_name, options_.pool_name,
+                     std::max<int64_t>(generation, 1), node_uid_};
+  // Invalid devices were reported by Publish(); building is silent here.
+  std::vector<ResourceSlice> desired = BuildSlices(params, devices, NullLogger());
+  if (current.empty() && last_generation > 0) {
+    // Our slices are gone (deleted by someone): never go back to an old generation number.
+    params.generation = last_generation + 1;
+    desired = BuildSlices(params, devices, NullLogger());
+  } else if (!current.empty() && PoolContent(current) != PoolContent(desired)) {
+    params.generation = generation + 1;
+    desired = BuildSlices(params, devices, NullLogger());
+  }
+
+  std::map<std::string, const ResourceSlice*> stored_by_name;
+  for (const auto& slice : stored) stored_by_name.emplace(slice.name, &slice);
+  uint64_t creates = 0, updates = 0, deletes = 0;
+  std::set<std::string> wanted;
+  for (auto& slice : desired) {
+    wanted.insert(slice.name);
+    auto it = stored_by_name.find(slice.name);
+    std::string path = CollectionPath() + "/" + slice.name;
+    if (it == stored_by_name.end()) {
+      client_.Create(CollectionPath(), SliceToJson(slice), stop);
+      ++creates;
+      log_.Info("ResourceSlice created", {{"slice", slice.name}, {"devices", slice.devices.size()},
+                                          {"generation", slice.pool_generation}});
+    } else if (!SemanticallyEqual(slice, *it->second)) {
+      ResourceSlice update = slice;
+      update.resource_version = it->second->resource_version;
+      client_.Update(path, SliceToJson(update), stop);
+      ++updates;
+      log_.Info("ResourceSlice updated", {{"slice", slice.name}, {"devices", slice.devices.size()},
+                                          {"generation", slice.pool_generation}});
+    }
+  }
+  for (const auto& slice : stored) {
+    if (wanted.count(slice.name)) continue;
+    client_.Delete(CollectionPath() + "/" + slice.name, DeletePreconditions(slice), stop);
+    ++deletes;
+    log_.Info("ResourceSlice deleted", {{"slice", slice.name}, {"pool", slice.pool_name}});
+  }
+
+  std::lock_guard lock(mu_);
+  desired_.clear();
+  for (auto& slice : desired) desired_.emplace(slice.name, std::move(slice));
+  stats_.creates += creates;
+  stats_.updates += updates;
+  stats_.deletes += deletes;
+  ++stats_.passes;
+  if (creates + updates + deletes == 0) ++stats_.unchanged_passes;
+  stats_.pool_generation = params.generation;
+  stats_.slices = desired_.size();
+}
+
+void SlicePublisher::WatchLoop(std::stop_token stop) {
+  ListWatchOptions options;
+  options.list.field_selector = FieldSelector();
+  options.list.timeout_seconds = options_.watch_timeout_seconds;
+  options.min_backoff = options_.min_backoff;
+  options.max_backoff = options_.max_backoff;
+  ListWatchHandlers handlers;
+  handlers.on_list = [this](const rapidjson::Document&, bool first) {
+    // Anything may have happened while we were not watching: check on every relist.
+    if (!first) ScheduleRepair("relisted", "*");
+  };
+  handlers.on_event = [this](WatchEvent& event) {
+    std::string name = MetadataField(event.object, "name");
+    bool expected = false;
+    {
+      std::lock_guard lock(mu_);
+      auto it = desired_.find(name);
+      if (event.type == "DELETED") {
+        expected = it == desired_.end();  // we deleted it, or never wanted it
+      } else if (it != desired_.end()) {
+        try {
+          expected = SemanticallyEqual(it->second, ParseSlice(event.object));
+        } catch (const std::invalid_argument&) {
+        }
+      }
+    }
+    if (!expected) ScheduleRepair(event.type.c_str(), name);
+  };
+  RunListWatch(client_, CollectionPath(), options, handlers, log_, stop);
+}
+
+}  // namespace dranet::kube

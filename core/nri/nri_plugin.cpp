@@ -1,0 +1,134 @@
+#include "nri/nri_plugin.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <random>
+#include <system_error>
+
+#include "nri/proto/nri.pb.h"
+#include "nri/ttrpc_session.h"
+
+namespace dranet::nri {
+
+NriPlugin::NriPlugin(Options options, state::PreparedClaims& claims,
+                     inject::PodNetnsApplier& applier, Logger& log)
+    : options_(std::move(options)),
+      log_(log),
+      service_(claims, applier, log, [this] {
+        { std::lock_guard lock(mu_); }
+        cv_.notify_all();
+      }) {}
+
+NriPlugin::~NriPlugin() { Stop(); }
+
+void NriPlugin::Start() {
+  std::lock_guard lock(mu_);
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] { RunLoop(); });
+  pthread_setname_np(thread_.native_handle(), "nri-client");
+}
+
+void NriPlugin::Stop() {
+  std::thread worker;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    if (session_) session_->Close("plugin stopping");
+    worker = std::move(thread_);
+  }
+  cv_.notify_all();
+  if (worker.joinable()) worker.join();
+}
+
+bool NriPlugin::ConnectedLocked() const {
+  return registered_ && session_ && !session_->closed() && service_.configured();
+}
+
+bool NriPlugin::connected() const {
+  std::lock_guard lock(mu_);
+  return ConnectedLocked();
+}
+
+bool NriPlugin::WaitConnected(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return ConnectedLocked(); });
+}
+
+bool NriPlugin::WaitBackoff(std::chrono::milliseconds delay) {
+  std::unique_lock lock(mu_);
+  return !cv_.wait_for(lock, delay, [&] { return stopping_; });
+}
+
+void NriPlugin::RunLoop() {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<double> jitter(0.5, 1.0);
+  auto backoff = options_.initial_backoff;
+  bool outage_logged = false;
+
+  while (true) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+    }
+    std::shared_ptr<TtrpcSession> session;
+    try {
+      UniqueFd fd = ConnectUnixSocket(options_.socket_path);
+      service_.ResetConnection();
+      session = std::make_shared<TtrpcSession>(
+          std::move(fd), TtrpcSession::kPluginRoles,
+          [this](const RpcRequest& r) { return service_.Handle(r); }, "nri-conn");
+    } catch (const std::system_error& e) {
+      if (!outage_logged) {
+        log_.Warning("NRI runtime not reachable, retrying", {{"socket", options_.socket_path},
+                                                            {"error", e.what()}});
+        outage_logged = true;
+      }
+    }
+    if (session) {
+      {
+        std::lock_guard lock(mu_);
+        if (stopping_) return;
+        session_ = session;
+      }
+      api::RegisterPluginRequest reg;
+      reg.set_plugin_name(options_.plugin_name);
+      reg.set_plugin_idx(options_.plugin_index);
+      const auto result = session->Call(kRuntimeService, "RegisterPlugin", reg.SerializeAsString(),
+                                        options_.registration_timeout);
+      if (result.status.ok()) {
+        {
+          std::lock_guard lock(mu_);
+          registered_ = true;
+        }
+        cv_.notify_all();
+        connections_.fetch_add(1);
+        outage_logged = false;
+        backoff = options_.initial_backoff;
+        log_.Info("NRI plugin registered", {{"socket", options_.socket_path},
+                                            {"plugin", options_.plugin_index + "-" + options_.plugin_name}});
+        while (!session->WaitClosed(std::chrono::hours(1))) {
+        }
+        log_.Warning("NRI connection closed, reconnecting", {{"reason", session->close_reason()}});
+      } else {
+        log_.Error("NRI plugin registration failed", {{"socket", options_.socket_path},
+                                                      {"code", static_cast<int>(result.status.code)},
+                                                      {"error", result.status.message}});
+        session->Close("registration failed");
+      }
+      {
+        std::lock_guard lock(mu_);
+        registered_ = false;
+        session_.reset();
+      }
+      session.reset();  // joins the reader: a running hook finishes first
+    }
+    const auto wait = std::chrono::milliseconds(
+        static_cast<std::int64_t>(static_cast<double>(backoff.count()) * jitter(rng)));
+    if (!WaitBackoff(wait)) return;
+    backoff = std::min(options_.max_backoff, backoff * 2);
+  }
+}
+
+}  // namespace dranet::nri

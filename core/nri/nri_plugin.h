@@ -1,0 +1,90 @@
+#pragma once
+// core/nri/nri_plugin.h — dranet's NRI plugin: the front door of core/nri.
+//
+// Connects to the container runtime's NRI socket as plugin "dra.net" index
+// "00", registers, and then answers the runtime's pod and container events
+// (see plugin_service.h for what each does) with the prepared claims of
+// this node. When the runtime goes away (restart, Shutdown, a hook that
+// overran the runtime's deadline), the plugin reconnects forever with
+// jittered exponential backoff; nothing here ever exits the process.
+//
+// Underneath: ttrpc_frame.h (ttRPC framing), mux_frame.h (the NRI
+// multiplexer), ttrpc_session.h (one socket, both directions), with
+// protobuf messages from proto/nri.proto and proto/ttrpc.proto.
+//
+// Threads: one named "nri-client" (connect/backoff loop) plus one reader
+// per live connection ("nri-conn"), which runs the hooks. All methods are
+// thread-safe.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "base/log.h"
+#include "inject/pod_netns_applier.h"
+#include "nri/plugin_service.h"
+#include "state/prepared_claims.h"
+
+namespace dranet::nri {
+
+class TtrpcSession;
+
+struct NriPluginOptions {
+  std::string socket_path = "/var/run/nri/nri.sock";  // --nri-socket
+  std::string plugin_name = "dra.net";                // [a-zA-Z0-9_.+-]+
+  std::string plugin_index = "00";                    // two digits; order among plugins
+  // Reconnect backoff: doubles from initial up to max, each wait jittered
+  // to 50–100 % of its value; back to initial after a registered session.
+  std::chrono::milliseconds initial_backoff{200};
+  std::chrono::milliseconds max_backoff{10000};
+  // How long RegisterPlugin may take (the runtime's own limit is 5 s).
+  std::chrono::milliseconds registration_timeout{5000};
+};
+
+class NriPlugin {
+ public:
+  using Options = NriPluginOptions;
+
+  // All references must outlive the plugin. Nothing happens until Start().
+  NriPlugin(Options options, state::PreparedClaims& claims, inject::PodNetnsApplier& applier,
+            Logger& log);
+  ~NriPlugin();  // Stop()
+  NriPlugin(const NriPlugin&) = delete;
+  NriPlugin& operator=(const NriPlugin&) = delete;
+
+  // Starts the connect loop. Idempotent.
+  void Start();
+  // Closes the connection and joins the threads. Idempotent. Waits for a
+  // hook that is running to finish.
+  void Stop();
+  // Registered and configured by a runtime on a live connection (readiness).
+  bool connected() const;
+  // Waits up to `timeout` for connected() (tests, startup readiness).
+  bool WaitConnected(std::chrono::milliseconds timeout);
+  // Registered connections so far (1 after the first, +1 per reconnect).
+  std::uint64_t connections() const { return connections_.load(); }
+
+  PluginService& service() { return service_; }
+
+ private:
+  void RunLoop();
+  bool ConnectedLocked() const;
+  bool WaitBackoff(std::chrono::milliseconds delay);  // false when stopping
+
+  Options options_;
+  Logger& log_;
+  PluginService service_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  bool registered_ = false;
+  std::shared_ptr<TtrpcSession> session_;
+  std::atomic<std::uint64_t> connections_{0};
+  std::thread thread_;
+};
+
+}  // namespace dranet::nri

@@ -1,0 +1,229 @@
+#include "nri/plugin_service.h"
+
+#include <chrono>
+
+#include "inject/container_edits.h"
+#include "nri/adjustment.h"
+
+namespace dranet::nri {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+long MicrosSince(Clock::time_point start) {
+  return static_cast<long>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+}
+
+std::size_t CountNetdevs(const std::vector<inject::ClaimPlan>& plans) {
+  std::size_t n = 0;
+  for (const auto& p : plans) n += p.netdevs.size();
+  return n;
+}
+
+template <typename Message>
+bool Parse(const RpcRequest& request, Message& out) {
+  return out.ParseFromString(request.payload);
+}
+
+RpcResult Reply(const google::protobuf::MessageLite& message) {
+  return {{}, message.SerializeAsString()};
+}
+
+RpcResult BadRequest(const RpcRequest& request) {
+  return {{RpcCode::kInvalidArgument, "malformed " + request.method + " request"}, {}};
+}
+
+}  // namespace
+
+std::string NetnsPathOf(const api::PodSandbox& pod) {
+  for (const auto& ns : pod.linux().namespaces()) {
+    if (ns.type() == "network") return ns.path();
+  }
+  return {};
+}
+
+PluginService::PluginService(state::PreparedClaims& claims, inject::PodNetnsApplier& applier,
+                             Logger& log, std::function<void()> on_configured)
+    : claims_(claims), applier_(applier), log_(log), on_configured_(std::move(on_configured)) {}
+
+bool PluginService::configured() const {
+  std::lock_guard lock(mu_);
+  return configured_;
+}
+
+void PluginService::ResetConnection() {
+  std::lock_guard lock(mu_);
+  configured_ = false;
+}
+
+std::optional<std::string> PluginService::KnownNetns(const std::string& pod_uid) const {
+  std::lock_guard lock(mu_);
+  auto it = netns_by_pod_.find(pod_uid);
+  if (it == netns_by_pod_.end()) return std::nullopt;
+  return it->second;
+}
+
+inject::PodSandboxRef PluginService::RefOf(const api::PodSandbox& pod, bool use_cache) {
+  inject::PodSandboxRef ref{pod.uid(), pod.namespace_(), pod.name(), NetnsPathOf(pod)};
+  std::lock_guard lock(mu_);
+  if (!ref.netns_path.empty()) {
+    netns_by_pod_[pod.uid()] = ref.netns_path;
+  } else if (use_cache) {
+    // Some containerd versions send StopPodSandbox without the netns path.
+    if (auto it = netns_by_pod_.find(pod.uid()); it != netns_by_pod_.end()) ref.netns_path = it->second;
+  }
+  return ref;
+}
+
+api::ConfigureResponse PluginService::Configure(const api::ConfigureRequest& request) {
+  {
+    std::lock_guard lock(mu_);
+    configured_ = true;
+  }
+  log_.Info("NRI plugin configured", {{"runtime", request.runtime_name()},
+                                      {"runtimeVersion", request.runtime_version()},
+                                      {"nriVersion", request.nri_version()},
+                                      {"requestTimeoutMs", request.request_timeout()},
+                                      {"events", kSubscribedEvents}});
+  if (on_configured_) on_configured_();
+  api::ConfigureResponse response;
+  response.set_events(kSubscribedEvents);
+  return response;
+}
+
+api::SynchronizeResponse PluginService::Synchronize(const api::SynchronizeRequest& request) {
+  std::size_t learned = 0;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& pod : request.pods()) {
+      // Only adds what the runtime reports: a pod missing from this list may
+      // simply be starting right now, so nothing is pruned here.
+      const auto path = NetnsPathOf(pod);
+      if (!path.empty()) {
+        netns_by_pod_[pod.uid()] = path;
+        ++learned;
+      }
+    }
+  }
+  log_.Info("NRI synchronize", {{"pods", request.pods_size()},
+                                {"containers", request.containers_size()},
+                                {"netnsLearned", learned},
+                                {"more", request.more()}});
+  api::SynchronizeResponse response;
+  response.set_more(request.more());
+  return response;
+}
+
+RpcStatus PluginService::RunPodSandbox(const api::PodSandbox& pod) {
+  const auto start = Clock::now();
+  const auto ref = RefOf(pod, /*use_cache=*/false);
+  const auto plans = claims_.ForPod(pod.uid());
+  if (plans.empty()) return {};
+  try {
+    applier_.AttachNetdevs(ref, plans);
+  } catch (const std::exception& e) {
+    log_.Error("RunPodSandbox failed", {{"pod", ref.Describe()}, {"error", e.what()}});
+    return {RpcCode::kFailedPrecondition, e.what()};
+  }
+  log_.Info("hook applied", {{"hook", "RunPodSandbox"},
+                             {"pod", ref.Describe()},
+                             {"claims", plans.size()},
+                             {"netdevs", CountNetdevs(plans)},
+                             {"latencyUs", MicrosSince(start)}});
+  return {};
+}
+
+RpcStatus PluginService::StopPodSandbox(const api::PodSandbox& pod, bool remove) {
+  const auto start = Clock::now();
+  const auto ref = RefOf(pod, /*use_cache=*/true);
+  const auto plans = claims_.ForPod(pod.uid());
+  const char* hook = remove ? "RemovePodSandbox" : "StopPodSandbox";
+  if (!plans.empty()) {
+    try {
+      applier_.DetachNetdevs(ref, plans);
+      log_.Info("hook applied", {{"hook", hook},
+                                 {"pod", ref.Describe()},
+                                 {"claims", plans.size()},
+                                 {"netdevs", CountNetdevs(plans)},
+                                 {"latencyUs", MicrosSince(start)}});
+    } catch (const std::exception& e) {
+      // Teardown never fails the runtime: the error is logged and the next
+      // Stop/Remove retries (detach is idempotent).
+      log_.Error("restoring pod netdevs failed", {{"hook", hook}, {"pod", ref.Describe()}, {"error", e.what()}});
+    }
+  }
+  if (remove) {
+    std::lock_guard lock(mu_);
+    netns_by_pod_.erase(pod.uid());
+  }
+  return {};
+}
+
+api::CreateContainerResponse PluginService::CreateContainer(const api::PodSandbox& pod,
+                                                            const api::Container& container) {
+  api::CreateContainerResponse response;
+  const auto plans = claims_.ForPod(pod.uid());
+  if (plans.empty()) return response;
+  const std::vector<std::string> env(container.env().begin(), container.env().end());
+  const auto edits = inject::BuildContainerEdits(plans, env);
+  FillAdjustment(edits, response.mutable_adjust());
+  if (log_.V(2)) {
+    log_.Info("hook applied", {{"hook", "CreateContainer"},
+                               {"pod", pod.namespace_() + "/" + pod.name()},
+                               {"container", container.name()},
+                               {"devices", edits.device_nodes.size()},
+                               {"env", edits.env.size()}});
+  }
+  return response;
+}
+
+RpcResult PluginService::Handle(const RpcRequest& request) {
+  if (request.service != kPluginService) {
+    return {{RpcCode::kUnimplemented, "service " + request.service}, {}};
+  }
+  const auto& m = request.method;
+  if (m == "Configure") {
+    api::ConfigureRequest in;
+    if (!Parse(request, in)) return BadRequest(request);
+    return Reply(Configure(in));
+  }
+  if (m == "Synchronize") {
+    api::SynchronizeRequest in;
+    if (!Parse(request, in)) return BadRequest(request);
+    return Reply(Synchronize(in));
+  }
+  if (m == "Shutdown") {
+    log_.Info("NRI runtime is shutting down");
+    return Reply(api::Empty());
+  }
+  if (m == "CreateContainer") {
+    api::CreateContainerRequest in;
+    if (!Parse(request, in)) return BadRequest(request);
+    return Reply(CreateContainer(in.pod(), in.container()));
+  }
+  if (m == "RunPodSandbox" || m == "StopPodSandbox" || m == "RemovePodSandbox") {
+    api::RunPodSandboxRequest in;  // the three requests share one layout: pod = 1
+    if (!Parse(request, in)) return BadRequest(request);
+    RpcStatus status = m == "RunPodSandbox" ? RunPodSandbox(in.pod())
+                                            : StopPodSandbox(in.pod(), m == "RemovePodSandbox");
+    if (!status.ok()) return {status, {}};
+    return Reply(api::Empty());
+  }
+  if (m == "StateChange") {
+    api::StateChangeEvent in;
+    if (!Parse(request, in)) return BadRequest(request);
+    RpcStatus status;
+    switch (in.event()) {
+      case api::RUN_POD_SANDBOX: status = RunPodSandbox(in.pod()); break;
+      case api::STOP_POD_SANDBOX: status = StopPodSandbox(in.pod(), false); break;
+      case api::REMOVE_POD_SANDBOX: status = StopPodSandbox(in.pod(), true); break;
+      default: break;  // not subscribed; nothing to do
+    }
+    if (!status.ok()) return {status, {}};
+    return Reply(api::Empty());
+  }
+  return Unimplemented(request);
+}
+
+}  // namespace dranet::nri

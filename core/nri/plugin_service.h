@@ -1,0 +1,83 @@
+#pragma once
+// core/nri/plugin_service.h — the NRI Plugin service of dranet: what each
+// runtime request does, independent of the socket it arrived on.
+//
+//   Configure          subscribe to RunPodSandbox, StopPodSandbox,
+//                      RemovePodSandbox, CreateContainer (mask 0xF, valid on
+//                      every runtime since NRI v0.2)
+//   Synchronize        learn pod netns paths (chunks answered with `more`
+//                      echoed); never forgets pods it was not told about
+//   RunPodSandbox      move the pod's netdevs in (PodNetnsApplier)
+//   CreateContainer    char devices + cgroup rules, env, mounts
+//   Stop/RemovePodSandbox  move netdevs back and restore the host; never fails
+//   StateChange        the same pod events from runtimes with NRI <= 0.11
+//   Shutdown           log
+// Thread-safe (one lock over the netns cache); the applier is called
+// without the lock held.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "base/log.h"
+#include "inject/pod_netns_applier.h"
+#include "nri/proto/nri.pb.h"
+#include "nri/ttrpc_session.h"
+#include "state/prepared_claims.h"
+
+namespace dranet::nri {
+
+namespace api = ::nri::pkg::api::v1alpha1;
+
+inline constexpr char kPluginService[] = "nri.pkg.api.v1alpha1.Plugin";
+inline constexpr char kRuntimeService[] = "nri.pkg.api.v1alpha1.Runtime";
+
+// Bit (1 << (event - 1)) per subscribed event.
+inline constexpr std::int32_t EventBit(api::Event e) { return 1 << (static_cast<int>(e) - 1); }
+inline constexpr std::int32_t kSubscribedEvents =
+    EventBit(api::RUN_POD_SANDBOX) | EventBit(api::STOP_POD_SANDBOX) |
+    EventBit(api::REMOVE_POD_SANDBOX) | EventBit(api::CREATE_CONTAINER);
+
+class PluginService {
+ public:
+  // `on_configured` (optional) runs after each Configure, on the caller's thread.
+  PluginService(state::PreparedClaims& claims, inject::PodNetnsApplier& applier, Logger& log,
+                std::function<void()> on_configured = {});
+
+  // Answers one request of service kPluginService.
+  RpcResult Handle(const RpcRequest& request);
+
+  // The typed hooks (also used by benchmarks). Errors come back as a status.
+  api::ConfigureResponse Configure(const api::ConfigureRequest& request);
+  api::SynchronizeResponse Synchronize(const api::SynchronizeRequest& request);
+  RpcStatus RunPodSandbox(const api::PodSandbox& pod);
+  RpcStatus StopPodSandbox(const api::PodSandbox& pod, bool remove);
+  api::CreateContainerResponse CreateContainer(const api::PodSandbox& pod,
+                                               const api::Container& container);
+
+  // Whether Configure arrived on the current connection; Reset() clears it
+  // when a new connection starts (the netns cache survives reconnects).
+  bool configured() const;
+  void ResetConnection();
+  // The netns path last learned for a pod (for tests and logs).
+  std::optional<std::string> KnownNetns(const std::string& pod_uid) const;
+
+ private:
+  inject::PodSandboxRef RefOf(const api::PodSandbox& pod, bool use_cache);
+
+  state::PreparedClaims& claims_;
+  inject::PodNetnsApplier& applier_;
+  Logger& log_;
+  std::function<void()> on_configured_;
+  mutable std::mutex mu_;
+  bool configured_ = false;
+  std::map<std::string, std::string> netns_by_pod_;  // pod UID -> netns path
+};
+
+// The network namespace path of `pod` from its linux namespaces; empty for
+// a hostNetwork pod.
+std::string NetnsPathOf(const api::PodSandbox& pod);
+
+}  // namespace dranet::nri

@@ -1,0 +1,53 @@
+#include "plugins/recorded_metadata.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "base/files.h"
+
+namespace dranet::plugins {
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+bool HasHeader(const std::vector<std::string>& headers, const std::string& name, const std::string& value) {
+  for (const auto& h : headers) {
+    auto colon = h.find(':');
+    if (colon == std::string::npos) continue;
+    std::string n = Lower(h.substr(0, colon));
+    std::string v = h.substr(colon + 1);
+    v.erase(0, v.find_first_not_of(" \t"));
+    if (n == Lower(name) && Lower(v) == Lower(value)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+HttpResult ReplayRecordedMetadata(const std::filesystem::path& snapshot_root, const std::string& url,
+                                  const std::vector<std::string>& headers) {
+  std::string cloud;
+  if (HasHeader(headers, "Metadata", "true")) cloud = "azure";
+  else if (HasHeader(headers, "Metadata-Flavor", "Google")) cloud = "gce";
+  else return {400, "missing metadata header"};
+  auto scheme = url.find("://");
+  auto path_start = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  std::string path = path_start == std::string::npos ? "/" : url.substr(path_start);
+  if (auto q = path.find('?'); q != std::string::npos) path.resize(q);
+  if (path.find("..") != std::string::npos) return {400, "bad path"};
+  if (path.empty() || path.back() == '/') path += "index";
+  auto file = snapshot_root / "metadata" / cloud / path.substr(1);
+  auto body = ReadFileCapped(file, 1 << 20);
+  if (!body) return {404, "not recorded: " + path};
+  return {200, std::move(*body)};
+}
+
+HttpGetFunction RecordedMetadataGetter(std::filesystem::path snapshot_root) {
+  return [root = std::move(snapshot_root)](const std::string& url, const std::vector<std::string>& headers,
+                                           uint32_t) { return ReplayRecordedMetadata(root, url, headers); };
+}
+
+}  // namespace dranet::plugins

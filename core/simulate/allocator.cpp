@@ -1,0 +1,369 @@
+// core/simulate/allocator.cpp — selector verdicts per device and a small
+// backtracking allocator for one claim on an empty node.
+//
+// Deterministic: devices are tried in (name, driver, pool) order, requests
+// in claim order, firstAvailable entries in their order, so the same input
+// always gives the same allocation (the scheduler's own choice may differ
+// among equally valid ones).
+#include <algorithm>
+#include <set>
+
+#include "simulate/simulate.h"
+
+namespace dranet::simulate {
+namespace {
+
+struct CompiledSelector {
+  std::string where;  // "DeviceClass dranet.net selector 1" / "selector 1"
+  cel::Program program;
+};
+
+// One request choice with its candidates (indices into the sorted devices).
+struct Choice {
+  std::string label;  // "nic" or "nic/sub"
+  std::string request;
+  const DeviceChoice* spec = nullptr;
+  std::vector<std::size_t> candidates;
+  bool usable = true;  // false: class or selectors failed to compile
+};
+
+std::string LookupKey(const SliceDevice& d) { return d.driver + "/" + d.pool + "/" + d.name; }
+
+const inventory::AttributeValue* Attr(const SliceDevice& d, const std::string& key) {
+  auto it = d.attributes.find(key);
+  return it == d.attributes.end() ? nullptr : &it->second;
+}
+
+std::string AttrText(const inventory::AttributeValue& v) {
+  struct Visitor {
+    std::string operator()(const std::string& s) const { return "\"" + s + "\""; }
+    std::string operator()(int64_t i) const { return std::to_string(i); }
+    std::string operator()(bool b) const { return b ? "true" : "false"; }
+    std::string operator()(const inventory::SemVer& s) const { return s.value; }
+  };
+  return std::visit(Visitor{}, v);
+}
+
+bool ConstraintCovers(const Constraint& c, const Choice& choice) {
+  if (c.requests.empty()) return true;
+  return std::any_of(c.requests.begin(), c.requests.end(),
+                     [&](const std::string& r) { return r == choice.request || r == choice.label; });
+}
+
+std::string DescribeConstraint(const Constraint& c) {
+  std::string out = c.match_attribute.empty() ? "distinctAttribute " + c.distinct_attribute
+                                              : "matchAttribute " + c.match_attribute;
+  out += " across [";
+  for (std::size_t i = 0; i < c.requests.size(); ++i) out += (i ? ", " : "") + c.requests[i];
+  return out + (c.requests.empty() ? "all requests]" : "]");
+}
+
+class Allocator {
+ public:
+  Allocator(const ClaimTemplate& t, const std::vector<const SliceDevice*>& devices,
+            const std::vector<DeviceClass>& classes, const SimulateOptions& options)
+      : template_(t), devices_(devices), classes_(classes), options_(options) {}
+
+  TemplateResult Run() {
+    result_.template_name = template_.name;
+    for (const auto& req : template_.requests) {
+      std::vector<Choice> choices;
+      for (const auto& spec : req.choices) choices.push_back(Evaluate(req, spec));
+      requests_.push_back(std::move(choices));
+    }
+    bool ok = Solve(0, constraints_all());
+    if (ok) {
+      result_.allocated = true;
+      for (const auto& [label, index] : chosen_) {
+        const SliceDevice& d = *devices_[index];
+        result_.allocation.push_back(AllocatedDevice{label, d.driver, d.pool, d.name, &d});
+      }
+      result_.pod = PodViewOf(result_.allocation);
+      return result_;
+    }
+    ExplainFailure();
+    return result_;
+  }
+
+ private:
+  std::vector<const Constraint*> constraints_all() const {
+    std::vector<const Constraint*> all;
+    for (const auto& c : template_.constraints) all.push_back(&c);
+    return all;
+  }
+
+  const DeviceClass* FindClass(const std::string& name) const {
+    for (const auto& c : classes_) {
+      if (c.name == name) return &c;
+    }
+    if (options_.use_well_known_classes) {
+      for (const auto& c : WellKnownDeviceClasses()) {
+        if (c.name == name) return &c;
+      }
+    }
+    return nullptr;
+  }
+
+  // Compiles the class and request selectors and records, per device,
+  // whether it is selected and which clauses reject it.
+  Choice Evaluate(const Request& req, const DeviceChoice& spec) {
+    Choice choice;
+    choice.request = req.name;
+    choice.label = spec.name.empty() ? req.name : req.name + "/" + spec.name;
+    choice.spec = &spec;
+    ChoiceReport report;
+    report.request = choice.label;
+    std::vector<CompiledSelector> selectors;
+    auto compile = [&](const std::string& where, const std::string& expr) {
+      try {
+        selectors.push_back(CompiledSelector{where, cel::Compile(expr)});
+      } catch (const cel::CompileError& e) {
+        report.problems.push_back(where + " does not compile: " + e.what());
+        choice.usable = false;
+      }
+    };
+    if (const DeviceClass* cls = FindClass(spec.device_class)) {
+      for (std::size_t i = 0; i < cls->selectors.size(); ++i) {
+        compile("DeviceClass " + cls->name + " selector " + std::to_string(i + 1), cls->selectors[i]);
+      }
+    } else {
+      report.problems.push_back("DeviceClass " + spec.device_class + " not found");
+      choice.usable = false;
+    }
+    for (std::size_t i = 0; i < spec.selectors.size(); ++i) {
+      compile("selector " + std::to_string(i + 1), spec.selectors[i]);
+    }
+    if (choice.usable) {
+      for (std::size_t index = 0; index < devices_.size(); ++index) {
+        const SliceDevice& d = *devices_[index];
+        cel::DeviceView view{d.driver, &d.attributes, &d.capacity};
+        DeviceVerdict verdict{d.driver, d.name, true, {}};
+        for (const auto& sel : selectors) {
+          if (sel.program.Evaluate(view).matched) continue;
+          verdict.selected = false;
+          for (const auto& clause : sel.program.Conjuncts()) {
+            cel::EvalResult r = clause.program.Evaluate(view);
+            if (r.matched) continue;
+            verdict.failures.push_back(
+                ClauseFailure{sel.where, clause.text, r.error ? r.error->ToString() : "false"});
+          }
+          // Class selectors are checked first; stop at the first that rejects.
+          break;
+        }
+        if (verdict.selected) choice.candidates.push_back(index);
+        report.devices.push_back(std::move(verdict));
+      }
+      report.wanted = spec.mode == AllocationMode::kAll ? static_cast<int64_t>(choice.candidates.size()) : spec.count;
+      if (spec.mode == AllocationMode::kAll && choice.candidates.empty()) {
+        report.problems.push_back("allocationMode All: no device matches");
+      } else if (static_cast<int64_t>(choice.candidates.size()) < report.wanted) {
+        report.problems.push_back("needs " + std::to_string(report.wanted) + " device(s), " +
+                                  std::to_string(choice.candidates.size()) + " match");
+      }
+    }
+    result_.requests.push_back(std::move(report));
+    return choice;
+  }
+
+  // Would adding device `index` for `choice` keep every constraint true?
+  bool Fits(const Choice& choice, std::size_t index, const std::vector<const Constraint*>& constraints) const {
+    const SliceDevice& d = *devices_[index];
+    for (const Constraint* c : constraints) {
+      if (!ConstraintCovers(*c, choice)) continue;
+      const std::string& key = c->match_attribute.empty() ? c->distinct_attribute : c->match_attribute;
+      const auto* mine = Attr(d, key);
+      if (!mine) return false;  // a constrained device must carry the attribute
+      for (std::size_t k = 0; k < chosen_.size(); ++k) {
+        if (!ConstraintCovers(*c, *chosen_choice_[k])) continue;
+        const auto* other = Attr(*devices_[chosen_[k].second], key);
+        if (!other) return false;
+        bool equal = *other == *mine;
+        if (c->match_attribute.empty() ? equal : !equal) return false;
+      }
+    }
+    return true;
+  }
+
+  bool Step() {
+    if (++steps_ > options_.max_search_steps) {
+      aborted_ = true;
+      return false;
+    }
+    return true;
+  }
+
+  bool Solve(std::size_t request, const std::vector<const Constraint*>& constraints) {
+    if (request == requests_.size()) return true;
+    for (const Choice& choice : requests_[request]) {
+      if (!choice.usable || aborted_) continue;
+      if (choice.spec->mode == AllocationMode::kAll) {
+        if (choice.candidates.empty()) continue;
+        std::size_t mark = chosen_.size();
+        bool ok = true;
+        for (std::size_t index : choice.candidates) {
+          if (!Step() || used_.count(index) || !Fits(choice, index, constraints)) {
+            ok = false;
+            break;
+          }
+          Push(choice, index);
+        }
+        if (ok && Solve(request + 1, constraints)) return true;
+        PopTo(mark);
+      } else if (Pick(request, choice, 0, choice.spec->count, constraints)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Chooses `remaining` more candidates from position `from` on (name order).
+  bool Pick(std::size_t request, const Choice& choice, std::size_t from, int64_t remaining,
+            const std::vector<const Constraint*>& constraints) {
+    if (remaining == 0) return Solve(request + 1, constraints);
+    for (std::size_t i = from; i < choice.candidates.size(); ++i) {
+      if (static_cast<int64_t>(choice.candidates.size() - i) < remaining) return false;
+      std::size_t index = choice.candidates[i];
+      if (!Step()) return false;
+      if (used_.count(index) || !Fits(choice, index, constraints)) continue;
+      Push(choice, index);
+      if (Pick(request, choice, i + 1, remaining - 1, constraints)) return true;
+      PopTo(chosen_.size() - 1);
+    }
+    return false;
+  }
+
+  void Push(const Choice& choice, std::size_t index) {
+    chosen_.emplace_back(choice.label, index);
+    chosen_choice_.push_back(&choice);
+    used_.insert(index);
+  }
+  void PopTo(std::size_t size) {
+    while (chosen_.size() > size) {
+      used_.erase(chosen_.back().second);
+      chosen_.pop_back();
+      chosen_choice_.pop_back();
+    }
+  }
+
+  // Names what stands in the way: too few devices, or which constraint.
+  void ExplainFailure() {
+    if (aborted_) {
+      result_.problems.push_back("search stopped after " + std::to_string(options_.max_search_steps) + " steps");
+      return;
+    }
+    for (std::size_t r = 0; r < requests_.size(); ++r) {
+      bool any = std::any_of(requests_[r].begin(), requests_[r].end(), [](const Choice& c) {
+        return c.usable && (c.spec->mode == AllocationMode::kAll
+                                ? !c.candidates.empty()
+                                : static_cast<int64_t>(c.candidates.size()) >= c.spec->count);
+      });
+      if (!any) {
+        result_.problems.push_back("request " + template_.requests[r].name + ": not enough matching devices");
+      }
+    }
+    if (!result_.problems.empty()) return;
+    auto fresh = [&](const std::vector<const Constraint*>& cs) {
+      PopTo(0);
+      steps_ = 0;
+      return Solve(0, cs);
+    };
+    if (!fresh({})) {
+      result_.problems.push_back("the requests cannot all be satisfied at once (they compete for the same devices)");
+    } else {
+      for (const auto& c : template_.constraints) {
+        if (!fresh({&c})) result_.problems.push_back("constraint cannot be met: " + DescribeConstraint(c) + Values(c));
+      }
+      if (result_.problems.size() == 0) result_.problems.push_back("the constraints cannot be met together");
+    }
+    PopTo(0);
+  }
+
+  // The constrained attribute's value on each candidate, for the message.
+  std::string Values(const Constraint& c) const {
+    const std::string& key = c.match_attribute.empty() ? c.distinct_attribute : c.match_attribute;
+    std::string out;
+    for (const auto& choices : requests_) {
+      for (const auto& choice : choices) {
+        if (!ConstraintCovers(c, choice)) continue;
+        for (std::size_t index : choice.candidates) {
+          const auto* v = Attr(*devices_[index], key);
+          out += (out.empty() ? "" : ", ") + choice.label + ":" + devices_[index]->name + "=" +
+                 (v ? AttrText(*v) : "(missing)");
+        }
+      }
+    }
+    return out.empty() ? "" : " (" + out + ")";
+  }
+
+  const ClaimTemplate& template_;
+  const std::vector<const SliceDevice*>& devices_;
+  const std::vector<DeviceClass>& classes_;
+  const SimulateOptions& options_;
+  std::vector<std::vector<Choice>> requests_;
+  std::vector<std::pair<std::string, std::size_t>> chosen_;
+  std::vector<const Choice*> chosen_choice_;
+  std::set<std::size_t> used_;
+  int64_t steps_ = 0;
+  bool aborted_ = false;
+  TemplateResult result_;
+};
+
+}  // namespace
+
+const std::vector<DeviceClass>& WellKnownDeviceClasses() {
+  static const std::vector<DeviceClass> kClasses{
+      {"dranet.net", {R"(device.driver == "dra.net")"}},
+      {"dra.net", {R"(device.driver == "dra.net")"}},
+      {"gpu.nvidia.com",
+       {R"(device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu")"}},
+      {"mig.nvidia.com",
+       {R"(device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "mig")"}},
+      {"gpu.amd.com", {R"(device.driver == "gpu.amd.com")"}},
+  };
+  return kClasses;
+}
+
+PodView PodViewOf(const std::vector<AllocatedDevice>& allocation) {
+  PodView pod;
+  for (const auto& a : allocation) {
+    const inventory::Device* d = a.slice_device ? a.slice_device->ours : nullptr;
+    if (!d) continue;
+    pod.char_devices.insert(pod.char_devices.end(), d->char_devices.begin(), d->char_devices.end());
+    if (!d->if_name.empty()) pod.netdevs.push_back(d->if_name);
+    if (!d->rdma_device.empty()) pod.rdma_devices.push_back(d->rdma_device);
+  }
+  auto by_path = [](const inventory::CharDevice& x, const inventory::CharDevice& y) { return x.path < y.path; };
+  std::sort(pod.char_devices.begin(), pod.char_devices.end(), by_path);
+  pod.char_devices.erase(std::unique(pod.char_devices.begin(), pod.char_devices.end(),
+                                     [](const auto& x, const auto& y) { return x.path == y.path; }),
+                         pod.char_devices.end());
+  std::sort(pod.netdevs.begin(), pod.netdevs.end());
+  std::sort(pod.rdma_devices.begin(), pod.rdma_devices.end());
+  if (!pod.rdma_devices.empty()) {
+    // As the nvidia/amd plugins inject it: "=" makes NCCL match names exactly.
+    std::string hca = "=";
+    for (std::size_t i = 0; i < pod.rdma_devices.size(); ++i) hca += (i ? "," : "") + pod.rdma_devices[i];
+    pod.env["NCCL_IB_HCA"] = hca;
+  }
+  return pod;
+}
+
+std::vector<TemplateResult> Simulate(const std::vector<ClaimTemplate>& templates,
+                                     const std::vector<SliceDevice>& devices,
+                                     const std::vector<DeviceClass>& classes, const SimulateOptions& options) {
+  std::vector<const SliceDevice*> sorted;
+  sorted.reserve(devices.size());
+  std::set<std::string> seen;
+  for (const auto& d : devices) {
+    if (seen.insert(LookupKey(d)).second) sorted.push_back(&d);
+  }
+  std::sort(sorted.begin(), sorted.end(), [](const SliceDevice* a, const SliceDevice* b) {
+    return std::tie(a->name, a->driver, a->pool) < std::tie(b->name, b->driver, b->pool);
+  });
+  std::vector<TemplateResult> results;
+  results.reserve(templates.size());
+  for (const auto& t : templates) results.push_back(Allocator(t, sorted, classes, options).Run());
+  return results;
+}
+
+}  // namespace dranet::simulate

@@ -1,0 +1,202 @@
+#pragma once
+// core/simulate/simulate.h — what the scheduler would allocate on one node,
+// before anything is deployed.
+//
+// Offers (for `dranetctl simulate` and `dranetctl templates`):
+//   * parsing of ResourceClaimTemplates (and ResourceClaims), DeviceClasses
+//     and other drivers' ResourceSlices from YAML or JSON, multi-document;
+//   * Simulate(): each template's requests (exactly / firstAvailable,
+//     count, allocationMode All) and matchAttribute/distinctAttribute
+//     constraints, allocated by a small deterministic backtracking search
+//     over the node's devices (ours plus e.g. the GPU driver's);
+//   * per request and per device, which selector clause rejected the
+//     device (the top-level `&&` operands, with their source text);
+//   * what each pod would receive from our devices (char devices, netdevs,
+//     environment) as data for the caller to print;
+//   * GenerateAlignedTemplates(): one ready-to-apply ResourceClaimTemplate
+//     per GPU, pairing it with its nearest / NUMA-local NICs.
+//
+// Not modelled: other claims' allocations (the node is empty), admin
+// access, device taints and tolerations, consumable capacity, partitionable
+// devices' counters. Everything is pure: no I/O, no cluster access.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cel/cel.h"
+#include "inventory/device.h"
+
+namespace dranet::simulate {
+
+// Malformed input (YAML syntax, wrong shape). The message names the document
+// (kind/name or its index) and the field.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A device as the scheduler sees it: one entry of some driver's slice.
+struct SliceDevice {
+  std::string driver;  // "dra.net", "gpu.nvidia.com"
+  std::string pool;    // usually the node name
+  std::string name;    // "pci-0101-00-00-0", "gpu-0"
+  inventory::Attributes attributes;  // qualified keys ("gpu.nvidia.com/type")
+  cel::Capacity capacity;            // qualified keys -> Quantity strings
+  // For our own devices: the host facts behind the pod view. Borrowed from
+  // the vector passed to FromInventory(); null for other drivers' devices.
+  const inventory::Device* ours = nullptr;
+};
+
+// Our devices as published: driver "dra.net", pool = node name.
+std::vector<SliceDevice> FromInventory(const std::vector<inventory::Device>& devices,
+                                       std::string_view node_name);
+
+// Devices of ResourceSlice objects (a single object, a List, or several
+// YAML documents; JSON is YAML). Bare attribute names are qualified with the
+// slice's driver. Devices come back sorted by (driver, pool, name).
+std::vector<SliceDevice> ParseResourceSlices(std::string_view yaml);
+
+struct DeviceClass {
+  std::string name;
+  std::vector<std::string> selectors;  // CEL expressions
+};
+
+std::vector<DeviceClass> ParseDeviceClasses(std::string_view yaml);
+
+// DeviceClasses assumed when none are given: "dranet.net" and "dra.net"
+// (driver dra.net), "gpu.nvidia.com" (NVIDIA full GPUs), "mig.nvidia.com",
+// "gpu.amd.com". Documented in docs/cel.md.
+const std::vector<DeviceClass>& WellKnownDeviceClasses();
+
+enum class AllocationMode { kExactCount, kAll };
+
+// One way to satisfy a request: `exactly`, or one `firstAvailable` entry.
+struct DeviceChoice {
+  std::string name;  // "" for exactly; the subrequest name otherwise
+  std::string device_class;
+  std::vector<std::string> selectors;
+  AllocationMode mode = AllocationMode::kExactCount;
+  int64_t count = 1;
+};
+
+struct Request {
+  std::string name;
+  std::vector<DeviceChoice> choices;  // one for exactly; in order for firstAvailable
+  bool first_available = false;
+};
+
+struct Constraint {
+  std::vector<std::string> requests;  // empty = all requests
+  std::string match_attribute;        // qualified name, or ""
+  std::string distinct_attribute;     // qualified name, or ""
+};
+
+struct ClaimTemplate {
+  std::string name;  // metadata.name
+  std::string namespace_name;
+  std::vector<Request> requests;
+  std::vector<Constraint> constraints;
+};
+
+// ResourceClaimTemplate (spec.spec.devices) and ResourceClaim (spec.devices)
+// documents; other kinds are skipped (so a whole manifest can be passed).
+std::vector<ClaimTemplate> ParseClaimTemplates(std::string_view yaml);
+
+// One allocated device.
+struct AllocatedDevice {
+  std::string request;  // "nic", or "nic/sub" for firstAvailable
+  std::string driver;
+  std::string pool;
+  std::string device;
+  const SliceDevice* slice_device = nullptr;  // into the devices passed to Simulate
+};
+
+// Why one device does not fit one request (choice).
+struct ClauseFailure {
+  std::string where;   // "DeviceClass dranet.net selector 1", "selector 1"
+  std::string clause;  // the failing top-level && operand, as written
+  std::string reason;  // "false", or the evaluation error ("1:31: no such key: ...")
+};
+
+struct DeviceVerdict {
+  std::string driver;
+  std::string device;
+  bool selected = false;               // passes the class and the selectors
+  std::vector<ClauseFailure> failures;  // empty when selected
+};
+
+struct ChoiceReport {
+  std::string request;  // "nic" or "nic/sub"
+  int64_t wanted = 0;   // count; for All, the number of matching devices
+  std::vector<DeviceVerdict> devices;  // every device considered, in name order
+  std::vector<std::string> problems;   // unknown class, bad CEL, too few devices
+};
+
+// What a pod using the claim receives from our (dra.net) devices.
+struct PodView {
+  std::vector<inventory::CharDevice> char_devices;  // uverbsN, umadN, issmN, rdma_cm; sorted, unique
+  std::vector<std::string> netdevs;   // host netdev names moved into the pod (devices with ifName)
+  std::vector<std::string> rdma_devices;             // "mlx5_0"
+  std::map<std::string, std::string> env;  // NCCL_IB_HCA="=mlx5_0,mlx5_1" when RDMA devices are allocated
+};
+
+struct TemplateResult {
+  std::string template_name;
+  bool allocated = false;
+  std::vector<AllocatedDevice> allocation;  // by request order, devices in name order
+  std::vector<ChoiceReport> requests;       // per request choice: the selector verdicts
+  std::vector<std::string> problems;        // why no allocation (constraints, counts, classes)
+  PodView pod;                              // empty unless allocated
+};
+
+struct SimulateOptions {
+  // Used when `classes` lacks a template's class; WellKnownDeviceClasses() by default.
+  bool use_well_known_classes = true;
+  // Backtracking step bound per template (each device tried counts 1).
+  int64_t max_search_steps = 1'000'000;
+};
+
+// Allocates each template independently on an empty node.
+std::vector<TemplateResult> Simulate(const std::vector<ClaimTemplate>& templates,
+                                     const std::vector<SliceDevice>& devices,
+                                     const std::vector<DeviceClass>& classes = {},
+                                     const SimulateOptions& options = {});
+
+// The pod view of an allocation (only our devices contribute).
+PodView PodViewOf(const std::vector<AllocatedDevice>& allocation);
+
+struct AlignedTemplateOptions {
+  std::string nic_class = "dranet.net";  // DeviceClass of our NICs
+  std::string namespace_name;            // metadata.namespace, omitted when empty
+  int nics_per_gpu = 0;                  // 0: every NIC the GPU is closest to
+};
+
+// One aligned template of GenerateAlignedTemplates (also rendered as YAML).
+struct AlignedTemplate {
+  std::string name;         // "gpu-0-aligned"
+  std::string gpu_driver;   // "gpu.nvidia.com"
+  std::string gpu_device;   // "gpu-0"
+  std::vector<std::string> nic_devices;  // our device names
+  std::string basis;        // "nearestGpu", "pcieRoot", "numaNode", "none"
+  std::string yaml;         // one ResourceClaimTemplate document
+};
+
+// For each GPU in `gpus` (devices whose driver is not dra.net), the NICs
+// closest to it: our `<vendor>.dra.net/nearestGpu` attribute naming its
+// pciBusID first, then a shared resource.kubernetes.io/pcieRoot, then the
+// same NUMA node (resource.kubernetes.io/numaNode or dra.net/numaNode).
+// The templates select the GPU by pciBusID (or name) and the NICs by
+// rdmaDevice/ifName/pciAddress, and add a matchAttribute constraint on each
+// attribute both sides carry with equal values.
+std::vector<AlignedTemplate> GenerateAlignedTemplates(const std::vector<inventory::Device>& ours,
+                                                      const std::vector<SliceDevice>& gpus,
+                                                      const AlignedTemplateOptions& options = {});
+
+// All documents joined with "---".
+std::string RenderTemplates(const std::vector<AlignedTemplate>& templates);
+
+}  // namespace dranet::simulate

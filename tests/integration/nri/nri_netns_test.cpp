@@ -1,0 +1,198 @@
+// Root tests: the NRI plugin with the real NetnsMover, driven by the fake
+// runtime over a real unix socket, moving real veth devices between the
+// host and a pod network namespace. Skipped when not root or without `ip`.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+
+#include "fake_nri_runtime.h"
+#include "inject/netns_mover.h"
+#include "memory_prepared_claims.h"
+#include "nri/nri_plugin.h"
+#include "nri_test_env.h"
+
+namespace dranet::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string Capture(const std::string& cmd) {
+  std::string out;
+  std::unique_ptr<FILE, int (*)(FILE*)> p(::popen((cmd + " 2>&1").c_str(), "r"), ::pclose);
+  if (!p) return out;
+  std::array<char, 4096> buf;
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p.get())) out.append(buf.data(), n);
+  return out;
+}
+
+bool Ok(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// Two veths standing in for A4's gpu0rdma0/gpu1rdma0, each with a /32
+// address and a link route on the host, and a pod netns.
+class NriNetnsTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
+    if (!Ok("ip -V")) GTEST_SKIP() << "needs the ip tool";
+    static int counter = 0;
+    const std::string id = std::to_string(::getpid() % 100000) + "x" + std::to_string(counter++);
+    netns_ = "dnpod" + id;
+    for (int i = 0; i < 2; ++i) {
+      Dev d;
+      d.host = "dn" + std::to_string(i) + "r" + id;
+      d.peer = "dn" + std::to_string(i) + "p" + id;
+      d.pod = "gpu" + std::to_string(i) + "rdma0";
+      const int octet = 10 + (::getpid() + counter * 2 + i) % 200;
+      d.address = "10.231." + std::to_string(octet) + ".2/32";
+      d.route = "10.232." + std::to_string(octet) + ".0/24";
+      devs_.push_back(d);
+    }
+    ASSERT_TRUE(Ok("ip netns add " + netns_));
+    for (const auto& d : devs_) {
+      ASSERT_TRUE(Ok("ip link add " + d.host + " type veth peer name " + d.peer));
+      ASSERT_TRUE(Ok("ip addr add " + d.address + " dev " + d.host));
+      ASSERT_TRUE(Ok("ip link set " + d.host + " up"));
+      ASSERT_TRUE(Ok("ip route add " + d.route + " dev " + d.host));
+    }
+    pod_ = FakeNriRuntime::MakePod("a4pod-" + id, "ml", "a4-train-0", "/var/run/netns/" + netns_);
+
+    inject::ClaimPlan plan;
+    plan.claim_uid = "claim-a4-" + id;
+    plan.claim_namespace = "ml";
+    plan.claim_name = "a4-2nic-aligned";
+    plan.pod_uids = {pod_.uid()};
+    for (const auto& d : devs_) {
+      inject::NetdevPlan n;
+      n.device_name = "pci-0000-c0-00-0";
+      n.host_if_name = d.host;
+      n.pod_if_name = d.pod;
+      n.mtu = 8896;
+      n.addresses = {d.address};
+      n.routes = {{d.route, "", "", 0, 0}};
+      n.host_state = {d.host, 1500, {d.address}, {{d.route, "", "", 0, 0}}, true};
+      plan.netdevs.push_back(n);
+    }
+    claims_.Put({plan});
+
+    FakeNriRuntime::Options ropts;
+    ropts.socket_path = dir_.path() + "/nri.sock";
+    ropts.state_change_only = GetParam();
+    runtime_ = std::make_unique<FakeNriRuntime>(ropts);
+    runtime_->Listen();
+    mover_ = std::make_unique<inject::NetnsMover>(inject::NetnsMover::Options{}, log_);
+    nri::NriPluginOptions popts;
+    popts.socket_path = ropts.socket_path;
+    popts.initial_backoff = 5ms;
+    plugin_ = std::make_unique<nri::NriPlugin>(popts, claims_, *mover_, log_);
+    plugin_->Start();
+    ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
+  }
+
+  void TearDown() override {
+    if (plugin_) plugin_->Stop();
+    for (const auto& d : devs_) {
+      Ok("ip link del " + d.host);
+      Ok("ip link del " + d.pod);  // returned under its pod name, if ever
+    }
+    if (!netns_.empty()) Ok("ip netns del " + netns_);
+  }
+
+  std::string Host(const std::string& args) { return Capture("ip " + args); }
+  std::string Pod(const std::string& args) { return Capture("ip -n " + netns_ + " " + args); }
+
+  struct Dev {
+    std::string host, peer, pod, address, route;
+  };
+  std::vector<Dev> devs_;
+  std::string netns_;
+  TempDir dir_;
+  std::ostringstream log_out_;
+  Logger log_{log_out_};
+  MemoryPreparedClaims claims_;
+  api::PodSandbox pod_;
+  std::unique_ptr<FakeNriRuntime> runtime_;
+  std::unique_ptr<inject::NetnsMover> mover_;
+  std::unique_ptr<nri::NriPlugin> plugin_;
+};
+
+TEST_P(NriNetnsTest, A4NetdevsMoveIntoThePodAndComeBackIntact) {
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod_).ok()) << log_out_.str();
+  EXPECT_EQ(runtime_->last_pod_event_method(), GetParam() ? "StateChange" : "RunPodSandbox");
+  for (const auto& d : devs_) {
+    EXPECT_FALSE(Ok("ip link show " + d.host)) << d.host << " still on the host";
+    const auto link = Pod("-o link show " + d.pod);
+    EXPECT_TRUE(Contains(link, "mtu 8896")) << link;
+    EXPECT_TRUE(Contains(link, ",UP")) << link;
+    EXPECT_TRUE(Contains(Pod("-o addr show dev " + d.pod), "inet " + d.address)) << Pod("-o addr show");
+    EXPECT_TRUE(Contains(Pod("route show dev " + d.pod), d.route.substr(0, d.route.find('/')))) << Pod("route");
+  }
+  // A retried RunPodSandbox changes nothing and succeeds.
+  const auto before = Pod("-o addr show");
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod_).ok()) << log_out_.str();
+  EXPECT_EQ(Pod("-o addr show"), before);
+
+  ASSERT_TRUE(runtime_->StopPodSandbox(pod_).ok());
+  for (const auto& d : devs_) {
+    EXPECT_FALSE(Ok("ip -n " + netns_ + " link show " + d.pod)) << d.pod << " still in the pod";
+    const auto link = Host("-o link show " + d.host);
+    EXPECT_TRUE(Contains(link, "mtu 1500")) << link;
+    EXPECT_TRUE(Contains(link, ",UP")) << link;
+    EXPECT_TRUE(Contains(Host("-o addr show dev " + d.host), "inet " + d.address)) << Host("-o addr show dev " + d.host);
+    EXPECT_TRUE(Contains(Host("route show dev " + d.host), d.route.substr(0, d.route.find('/'))));
+  }
+  // Stop again (runtime retry) and Remove: no-ops.
+  std::string host_state;
+  for (const auto& d : devs_) host_state += Host("-o link show " + d.host) + Host("-o addr show dev " + d.host);
+  ASSERT_TRUE(runtime_->StopPodSandbox(pod_).ok());
+  ASSERT_TRUE(runtime_->RemovePodSandbox(pod_).ok());
+  std::string host_state_after;
+  for (const auto& d : devs_) host_state_after += Host("-o link show " + d.host) + Host("-o addr show dev " + d.host);
+  EXPECT_EQ(host_state_after, host_state);
+  EXPECT_EQ(log_out_.str().find("netdev not restored"), std::string::npos) << log_out_.str();
+}
+
+TEST_P(NriNetnsTest, StopWithoutNetnsPathUsesTheOneFromRunPodSandbox) {
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod_).ok()) << log_out_.str();
+  auto stopped = pod_;
+  stopped.mutable_linux()->clear_namespaces();
+  ASSERT_TRUE(runtime_->StopPodSandbox(stopped).ok());
+  for (const auto& d : devs_) EXPECT_TRUE(Ok("ip link show " + d.host)) << d.host << " not back";
+}
+
+TEST_P(NriNetnsTest, MissingNetdevFailsTheSandboxNamingIt) {
+  Ok("ip link del " + devs_[1].host);
+  const auto status = runtime_->RunPodSandbox(pod_);
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(Contains(status.message, devs_[1].host)) << status.message;
+  EXPECT_TRUE(Contains(status.message, "ml/a4-2nic-aligned")) << status.message;
+}
+
+TEST_P(NriNetnsTest, DeviceReturnedUnderItsPodNameIsRenamedAndRestored) {
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod_).ok()) << log_out_.str();
+  // What the kernel does to a physical netdev when the pod netns dies first:
+  // back to the host, down, still under its pod name, addresses gone.
+  for (const auto& d : devs_) ASSERT_TRUE(Ok("ip -n " + netns_ + " link set " + d.pod + " netns 1"));
+  ASSERT_TRUE(Ok("ip netns del " + netns_));
+  ASSERT_TRUE(runtime_->StopPodSandbox(pod_).ok());
+  for (const auto& d : devs_) {
+    EXPECT_FALSE(Ok("ip link show " + d.pod)) << d.pod << " kept its pod name";
+    const auto link = Host("-o link show " + d.host);
+    EXPECT_TRUE(Contains(link, "mtu 1500")) << link;
+    EXPECT_TRUE(Contains(link, ",UP")) << link;
+    EXPECT_TRUE(Contains(Host("-o addr show dev " + d.host), "inet " + d.address));
+    EXPECT_TRUE(Contains(Host("route show dev " + d.host), d.route.substr(0, d.route.find('/'))));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtimes, NriNetnsTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "StateChangeOnly" : "Nri012"; });
+
+}  // namespace
+}  // namespace dranet::testing

@@ -1,0 +1,198 @@
+// Root tests on real network namespaces: live discovery follows a veth moved
+// between namespaces, and DiscoveryMonitor reports it. Skipped unless root
+// with iproute2. Each test uses its own namespaces and removes them.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "inventory/inventory.h"
+#include "inventory/monitor.h"
+#include "test_support.h"
+
+namespace dranet::inventory {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FindDevice;
+
+bool Shell(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()) == 0; }
+
+// A worker thread living in network namespace `netns` with a private mount
+// namespace whose <root>/sys is a sysfs mounted from inside that netns, so
+// live discovery on <root> sees exactly that namespace.
+class NetnsWorker {
+ public:
+  NetnsWorker(const std::string& netns, const fs::path& root) {
+    std::promise<std::string> ready;
+    auto started = ready.get_future();
+    thread_ = std::thread([this, netns, root, &ready] {
+      std::string error = Enter(netns, root);
+      ready.set_value(error);
+      if (!error.empty()) return;
+      std::unique_lock lock(mu_);
+      while (!done_) {
+        cv_.wait(lock, [this] { return done_ || job_ != nullptr; });
+        if (job_) {
+          job_();
+          job_ = nullptr;
+          cv_.notify_all();
+        }
+      }
+    });
+    error_ = started.get();
+  }
+  ~NetnsWorker() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  const std::string& error() const { return error_; }
+
+  void Do(std::function<void()> job) {
+    std::unique_lock lock(mu_);
+    job_ = std::move(job);
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return job_ == nullptr; });
+  }
+
+ private:
+  static std::string Enter(const std::string& netns, const fs::path& root) {
+    int fd = ::open(("/var/run/netns/" + netns).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "open netns";
+    int joined = ::setns(fd, CLONE_NEWNET);
+    ::close(fd);
+    if (joined != 0) return "setns";
+    if (::unshare(CLONE_NEWNS) != 0) return "unshare mount namespace";
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return "make mounts private";
+    fs::create_directories(root / "sys");
+    if (::mount("sysfs", (root / "sys").c_str(), "sysfs", 0, nullptr) != 0) return "mount sysfs";
+    return {};
+  }
+
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::function<void()> job_;
+  bool done_ = false;
+  std::string error_;
+};
+
+class NetnsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    if (!Shell("ip -V")) GTEST_SKIP() << "needs iproute2";
+    std::string id = std::to_string(::getpid());
+    node_ = "dranet-node-" + id;
+    pod_ = "dranet-pod-" + id;
+    veth_ = "dv" + id + "a";
+    peer_ = "dv" + id + "b";
+    if (!Shell("ip netns add " + node_) || !Shell("ip netns add " + pod_)) GTEST_SKIP() << "cannot create netns";
+    ASSERT_TRUE(Shell("ip -n " + node_ + " link add " + veth_ + " type veth peer name " + peer_));
+    ASSERT_TRUE(Shell("ip -n " + node_ + " addr add 192.0.2.7/24 dev " + veth_));
+    ASSERT_TRUE(Shell("ip -n " + node_ + " link set " + veth_ + " up"));
+    std::string pattern = (fs::temp_directory_path() / "dranet-netns-XXXXXX").string();
+    root_ = mkdtemp(pattern.data());
+  }
+  void TearDown() override {
+    worker_.reset();  // its mount namespace (and sysfs mount) goes with the thread
+    if (!node_.empty()) {
+      Shell("ip netns del " + node_);
+      Shell("ip netns del " + pod_);
+    }
+    std::error_code error;
+    if (!root_.empty()) fs::remove_all(root_, error);
+  }
+
+  NetnsWorker& Worker() {
+    if (!worker_) worker_ = std::make_unique<NetnsWorker>(node_, root_);
+    return *worker_;
+  }
+
+  std::vector<Device> DiscoverInNode() {
+    std::vector<Device> devices;
+    Worker().Do([&] {
+      DiscoveryOptions options;
+      options.host_root = root_;
+      devices = Discover(options, NullLogger());
+    });
+    return devices;
+  }
+
+  std::string node_, pod_, veth_, peer_;
+  fs::path root_;
+  std::unique_ptr<NetnsWorker> worker_;
+};
+
+TEST_F(NetnsTest, VethMovedToAnotherNamespaceLeavesAndReturns) {
+  ASSERT_EQ(Worker().error(), "");
+  auto before = DiscoverInNode();
+  const Device* veth = FindDevice(before, veth_);
+  ASSERT_NE(veth, nullptr);
+  EXPECT_EQ(testing::Attribute<std::string>(*veth, attr::kType), "veth");
+  EXPECT_EQ(testing::Attribute<std::string>(*veth, attr::kIpv4), "192.0.2.7/24");
+  EXPECT_TRUE(testing::Attribute<bool>(*veth, attr::kVirtual));
+  EXPECT_NE(FindDevice(before, peer_), nullptr);
+
+  ASSERT_TRUE(Shell("ip -n " + node_ + " link set " + veth_ + " netns " + pod_));
+  auto moved = DiscoverInNode();
+  EXPECT_EQ(FindDevice(moved, veth_), nullptr);
+  EXPECT_NE(FindDevice(moved, peer_), nullptr);
+
+  ASSERT_TRUE(Shell("ip -n " + pod_ + " link set " + veth_ + " netns " + node_));
+  auto back = DiscoverInNode();
+  EXPECT_NE(FindDevice(back, veth_), nullptr);
+}
+
+TEST_F(NetnsTest, MonitorReportsTheMoveAndTheReturn) {
+  ASSERT_EQ(Worker().error(), "");
+  std::mutex mu;
+  std::condition_variable changed;
+  std::vector<std::vector<Device>> reports;
+  DiscoveryOptions options;
+  options.host_root = root_;
+  Discoverer discoverer(options, NullLogger());
+  std::unique_ptr<DiscoveryMonitor> monitor;
+  Worker().Do([&] {
+    DiscoveryMonitor::Options monitor_options;
+    monitor_options.coalesce_window = std::chrono::milliseconds(50);
+    monitor = std::make_unique<DiscoveryMonitor>(
+        discoverer,
+        [&](std::vector<Device> devices) {
+          std::lock_guard lock(mu);
+          reports.push_back(std::move(devices));
+          changed.notify_all();
+        },
+        NullLogger(), monitor_options);
+    monitor->Start();
+  });
+  auto wait_for = [&](bool present) {
+    std::unique_lock lock(mu);
+    return changed.wait_for(lock, std::chrono::seconds(10), [&] {
+      return !reports.empty() && (FindDevice(reports.back(), veth_) != nullptr) == present;
+    });
+  };
+  EXPECT_TRUE(wait_for(true)) << "first discovery lacks the veth";
+  ASSERT_TRUE(Shell("ip -n " + node_ + " link set " + veth_ + " netns " + pod_));
+  EXPECT_TRUE(wait_for(false)) << "the move was not reported";
+  ASSERT_TRUE(Shell("ip -n " + pod_ + " link set " + veth_ + " netns " + node_));
+  EXPECT_TRUE(wait_for(true)) << "the return was not reported";
+  monitor->Stop();
+  EXPECT_GE(monitor->discoveries(), 3u);
+}
+
+}  // namespace
+}  // namespace dranet::inventory

@@ -1,0 +1,263 @@
+#include "kube/api_client.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "kube/json_fields.h"
+#include "kube_test_env.h"
+
+namespace dranet::kube {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ApiTestEnv;
+
+constexpr const char* kSlices = "/apis/resource.k8s.io/v1/resourceslices";
+
+std::string SliceBody(const std::string& name, const std::string& node, const std::string& rv = "") {
+  std::string metadata = R"("name":")" + name + R"(")";
+  if (!rv.empty()) metadata += R"(,"resourceVersion":")" + rv + R"(")";
+  return R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{)" + metadata +
+         R"(},"spec":{"driver":"dra.net","nodeName":")" + node +
+         R"(","pool":{"name":")" + node + R"(","generation":1,"resourceSliceCount":1},"devices":[]}})";
+}
+
+class ApiClientTest : public ::testing::Test {
+ protected:
+  ApiTestEnv env_;
+};
+
+TEST_F(ApiClientTest, CreateGetListWithFieldSelectorUpdateDelete) {
+  auto client = env_.MakeClient();
+  auto created = client->Create(kSlices, SliceBody("a", "node-1"));
+  EXPECT_FALSE(MetadataField(created, "uid").empty());
+  client->Create(kSlices, SliceBody("b", "node-2"));
+
+  auto got = client->Get(std::string(kSlices) + "/a");
+  EXPECT_EQ(MetadataField(got, "name"), "a");
+
+  ListOptions options;
+  options.field_selector = "spec.nodeName=node-2,spec.driver=dra.net";
+  auto list = client->List(kSlices, options);
+  ASSERT_EQ(list["items"].Size(), 1u);
+  EXPECT_EQ(MetadataField(list["items"][0], "name"), "b");
+  EXPECT_FALSE(MetadataField(list, "resourceVersion").empty());
+  EXPECT_EQ(env_.server().CountRequests("GET", "fieldSelector=spec.nodeName%3Dnode-2%2Cspec.driver%3Ddra.net"), 1u);
+
+  std::string rv = MetadataField(got, "resourceVersion");
+  auto updated = client->Update(std::string(kSlices) + "/a", SliceBody("a", "node-1", rv));
+  EXPECT_NE(MetadataField(updated, "resourceVersion"), rv);
+  EXPECT_EQ(MetadataField(updated, "uid"), MetadataField(created, "uid"));
+
+  EXPECT_TRUE(client->Delete(std::string(kSlices) + "/a"));
+  EXPECT_FALSE(client->Delete(std::string(kSlices) + "/a"));  // already gone
+  EXPECT_EQ(client->Stats().failures, 0u);
+}
+
+TEST_F(ApiClientTest, StaleUpdateIsAConflictNamingTheObject) {
+  auto client = env_.MakeClient();
+  auto created = client->Create(kSlices, SliceBody("a", "node-1"));
+  std::string old_rv = MetadataField(created, "resourceVersion");
+  client->Update(std::string(kSlices) + "/a", SliceBody("a", "node-1", old_rv));
+  try {
+    client->Update(std::string(kSlices) + "/a", SliceBody("a", "node-1", old_rv));
+    FAIL() << "expected a conflict";
+  } catch (const ApiError& error) {
+    EXPECT_TRUE(error.IsConflict());
+    EXPECT_EQ(error.reason(), "Conflict");
+    EXPECT_THAT(error.what(), HasSubstr("PUT /apis/resource.k8s.io/v1/resourceslices/a"));
+    EXPECT_THAT(error.what(), HasSubstr("409"));
+  }
+}
+
+TEST_F(ApiClientTest, ReadModifyWriteRetriesAfterAConflict) {
+  auto client = env_.MakeClient();
+  client->Create(kSlices, SliceBody("a", "node-1"));
+  env_.server().InjectFault({"PUT", "/resourceslices/a", 409, -1, {}, 1});
+  int calls = 0;
+  client->ReadModifyWrite(std::string(kSlices) + "/a", [&calls](const rapidjson::Value& current) {
+    ++calls;
+    return SliceBody("a", "node-1", MetadataField(current, "resourceVersion"));
+  });
+  EXPECT_EQ(calls, 2);
+}
+
+TEST_F(ApiClientTest, NotFoundErrorNamesPathAndStatus) {
+  auto client = env_.MakeClient();
+  try {
+    client->Get("/api/v1/nodes/missing-node");
+    FAIL() << "expected an error";
+  } catch (const ApiError& error) {
+    EXPECT_TRUE(error.IsNotFound());
+    EXPECT_THAT(error.what(), HasSubstr("/api/v1/nodes/missing-node"));
+    EXPECT_THAT(error.what(), HasSubstr("404"));
+  }
+  EXPECT_EQ(client->Stats().failures, 1u);
+}
+
+TEST_F(ApiClientTest, RetriesServerErrorsWithGrowingJitteredBackoff) {
+  auto client = env_.MakeClient();
+  env_.server().PutObject("/api/v1/nodes", R"({"metadata":{"name":"n1"}})");
+  env_.server().InjectFault({"GET", "/nodes/n1", 503, -1, {}, 3});
+  auto node = client->Get("/api/v1/nodes/n1");
+  EXPECT_EQ(MetadataField(node, "name"), "n1");
+  EXPECT_EQ(client->Stats().retries, 3u);
+  auto sleeps = env_.sleeps();
+  ASSERT_EQ(sleeps.size(), 3u);
+  // initial 1 ms doubling, equal jitter: attempt n waits within [2^(n-1)/2, 2^(n-1)] ms.
+  EXPECT_LE(sleeps[2].count(), 4);
+  EXPECT_GE(sleeps[2].count(), 2);
+}
+
+TEST_F(ApiClientTest, TooManyRequestsHonoursRetryAfter) {
+  auto client = env_.MakeClient();
+  env_.server().PutObject("/api/v1/nodes", R"({"metadata":{"name":"n1"}})");
+  env_.server().InjectFault({"GET", "/nodes/n1", 429, 7, {}, 1});
+  client->Get("/api/v1/nodes/n1");
+  auto sleeps = env_.sleeps();
+  ASSERT_EQ(sleeps.size(), 1u);
+  EXPECT_GE(sleeps[0], std::chrono::seconds(7));
+}
+
+TEST_F(ApiClientTest, GivesUpAfterMaxAttemptsWithTheLastStatus) {
+  auto options = ApiTestEnv::FastOptions();
+  options.max_attempts = 3;
+  auto client = env_.MakeClient(options);
+  env_.server().InjectFault({"", "", 500, -1, {}, -1});
+  try {
+    client->Get("/api/v1/nodes/n1");
+    FAIL() << "expected an error";
+  } catch (const ApiError& error) {
+    EXPECT_EQ(error.status(), 500);
+  }
+  EXPECT_EQ(env_.server().CountRequests("GET", "/nodes/n1"), 3u);
+}
+
+TEST_F(ApiClientTest, ClientErrorsAreNotRetried) {
+  auto client = env_.MakeClient();
+  env_.server().InjectFault({"", "", 403, -1, {}, 1});
+  EXPECT_THROW(client->Get("/api/v1/nodes/n1"), ApiError);
+  EXPECT_EQ(client->Stats().retries, 0u);
+}
+
+TEST_F(ApiClientTest, DroppedConnectionsAreRetried) {
+  auto client = env_.MakeClient();
+  env_.server().PutObject("/api/v1/nodes", R"({"metadata":{"name":"n1"}})");
+  env_.server().InjectFault({"GET", "/nodes/n1", 0, -1, {}, 2});
+  EXPECT_EQ(MetadataField(client->Get("/api/v1/nodes/n1"), "name"), "n1");
+  EXPECT_EQ(client->Stats().retries, 2u);
+}
+
+TEST_F(ApiClientTest, UnreachableServerIsStatusZeroNamingTheServer) {
+  auto options = ApiTestEnv::FastOptions();
+  options.max_attempts = 2;
+  env_.server().SetDown(true);
+  auto client = env_.MakeClient(options);
+  try {
+    client->Get("/api/v1/nodes/n1");
+    FAIL() << "expected an error";
+  } catch (const ApiError& error) {
+    EXPECT_EQ(error.status(), 0);
+    EXPECT_THAT(error.what(), HasSubstr(env_.server().url()));
+  }
+}
+
+TEST_F(ApiClientTest, TokenFileIsReReadAfterUnauthorized) {
+  auto token_file = std::filesystem::temp_directory_path() /
+                    ("kube-token-" + std::to_string(::getpid()));
+  std::ofstream(token_file) << "old-token\n";
+  ClusterConfig config;
+  config.token_file = token_file.string();
+  auto client = env_.MakeClient(ApiTestEnv::FastOptions(), config);
+  env_.server().PutObject("/api/v1/nodes", R"({"metadata":{"name":"n1"}})");
+  env_.server().RequireToken("old-token");
+  client->Get("/api/v1/nodes/n1");
+
+  // kubelet rotates the token; the server stops accepting the old one.
+  std::ofstream(token_file) << "new-token\n";
+  env_.server().RequireToken("new-token");
+  EXPECT_EQ(MetadataField(client->Get("/api/v1/nodes/n1"), "name"), "n1");
+  EXPECT_EQ(client->Stats().token_reloads, 1u);
+  std::filesystem::remove(token_file);
+
+  // A static token that is refused is an error, not a loop.
+  ClusterConfig fixed;
+  fixed.token = "wrong";
+  auto fixed_client = env_.MakeClient(ApiTestEnv::FastOptions(), fixed);
+  try {
+    fixed_client->Get("/api/v1/nodes/n1");
+    FAIL() << "expected 401";
+  } catch (const ApiError& error) {
+    EXPECT_EQ(error.status(), 401);
+  }
+}
+
+TEST_F(ApiClientTest, WatchStreamsEventsAndBookmarks) {
+  auto client = env_.MakeClient();
+  env_.server().SetBookmarkInterval(std::chrono::milliseconds(20));
+  ListOptions options;
+  options.field_selector = "spec.nodeName=node-1";
+  auto list = client->List(kSlices, options);
+  options.resource_version = MetadataField(list, "resourceVersion");
+  options.timeout_seconds = 60;
+
+  std::stop_source stop;
+  std::mutex mu;
+  std::vector<std::string> seen;
+  std::thread watcher([&] {
+    client->Watch(kSlices, options,
+                  [&](WatchEvent& event) {
+                    std::lock_guard lock(mu);
+                    seen.push_back(event.type + ":" + MetadataField(event.object, "name"));
+                  },
+                  stop.get_token());
+  });
+  client->Create(kSlices, SliceBody("other", "node-2"));  // filtered out by the selector
+  auto created = client->Create(kSlices, SliceBody("a", "node-1"));
+  client->Update(std::string(kSlices) + "/a", SliceBody("a", "node-1", MetadataField(created, "resourceVersion")));
+  client->Delete(std::string(kSlices) + "/a");
+  auto has = [&](const std::string& entry) {
+    std::lock_guard lock(mu);
+    return std::find(seen.begin(), seen.end(), entry) != seen.end();
+  };
+  EXPECT_TRUE(testing::WaitUntil([&] { return has("DELETED:a") && has("BOOKMARK:"); }));
+  stop.request_stop();
+  watcher.join();
+  std::lock_guard lock(mu);
+  std::vector<std::string> events;
+  for (const auto& entry : seen)
+    if (entry != "BOOKMARK:") events.push_back(entry);
+  EXPECT_THAT(events, ::testing::ElementsAre("ADDED:a", "MODIFIED:a", "DELETED:a"));
+}
+
+TEST_F(ApiClientTest, WatchFromACompactedVersionIsGone) {
+  auto client = env_.MakeClient();
+  client->Create(kSlices, SliceBody("a", "node-1"));
+  env_.server().CompactHistory();
+  ListOptions options;
+  options.resource_version = "1";
+  try {
+    client->Watch(kSlices, options, [](WatchEvent&) {}, {});
+    FAIL() << "expected 410";
+  } catch (const ApiError& error) {
+    EXPECT_TRUE(error.IsGone());
+  }
+  EXPECT_THROW(client->List(kSlices, options), ApiError);
+}
+
+TEST_F(ApiClientTest, ApplyUsesApplyPatchWithFieldManagerAndForce) {
+  auto client = env_.MakeClient();
+  env_.server().PutObject("/apis/resource.k8s.io/v1/namespaces/ns1/resourceclaims",
+                          R"({"metadata":{"name":"c1"},"spec":{}})");
+  client->Apply("/apis/resource.k8s.io/v1/namespaces/ns1/resourceclaims/c1/status",
+                R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"c1","namespace":"ns1"},)"
+                R"("status":{"devices":[{"driver":"dra.net","pool":"p","device":"d"}]}})",
+                "dra.net", true);
+  EXPECT_EQ(env_.server().CountRequests("PATCH", "/status?fieldManager=dra.net&force=true"), 1u);
+}
+
+}  // namespace
+}  // namespace dranet::kube

@@ -1,0 +1,178 @@
+#include "kube/resource_claim.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "kube/claim_status.h"
+#include "kube/event_recorder.h"
+#include "kube/json_fields.h"
+#include "kube_test_env.h"
+#include "openapi_schema.h"
+
+namespace dranet::kube {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ApiTestEnv;
+
+constexpr const char* kClaims = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims";
+
+constexpr const char* kAllocatedClaim = R"({
+  "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+  "metadata": {"name": "train-0-nics", "namespace": "ml", "generation": 1},
+  "spec": {"devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "dranet.net"}}]}},
+  "status": {
+    "allocation": {"devices": {
+      "results": [
+        {"request": "gpu", "driver": "gpu.nvidia.com", "pool": "node-1", "device": "gpu-0"},
+        {"request": "nic", "driver": "dra.net", "pool": "node-1", "device": "pci-0103-00-00-0"},
+        {"request": "nic", "driver": "dra.net", "pool": "node-1", "device": "pci-0104-00-00-0",
+         "adminAccess": true}],
+      "config": [
+        {"source": "FromClass", "requests": [], "opaque": {"driver": "dra.net",
+         "parameters": {"interface": {"mtu": 9000}}}},
+        {"source": "FromClaim", "requests": ["nic"], "opaque": {"driver": "dra.net",
+         "parameters": {"rdma": {"mode": "exclusive"}}}}]}},
+    "reservedFor": [{"resource": "pods", "name": "train-0", "uid": "pod-uid-1"}],
+    "devices": [{"driver": "gpu.nvidia.com", "pool": "node-1", "device": "gpu-0"}]
+  }})";
+
+class ResourceClaimTest : public ::testing::Test {
+ protected:
+  std::string StoreClaim() {
+    rapidjson::Document stored;
+    stored.Parse(env_.server().PutObject(kClaims, kAllocatedClaim).c_str());
+    return MetadataField(stored, "uid");
+  }
+  ApiTestEnv env_;
+};
+
+TEST_F(ResourceClaimTest, ParsesAllocationConfigAndConsumers) {
+  rapidjson::Document json;
+  json.Parse(kAllocatedClaim);
+  ResourceClaim claim = ParseResourceClaim(json);
+  EXPECT_EQ(claim.namespace_name, "ml");
+  EXPECT_EQ(claim.name, "train-0-nics");
+  EXPECT_EQ(claim.generation, 1);
+  EXPECT_TRUE(claim.allocated);
+  ASSERT_EQ(claim.results.size(), 3u);
+  auto mine = claim.ResultsFor("dra.net", "node-1");
+  ASSERT_EQ(mine.size(), 2u);
+  EXPECT_EQ(mine[0].device, "pci-0103-00-00-0");
+  EXPECT_TRUE(mine[1].admin_access);
+  ASSERT_EQ(claim.configs.size(), 2u);
+  EXPECT_EQ(claim.configs[0].source, "FromClass");
+  EXPECT_EQ(claim.configs[0].parameters_json, R"({"interface":{"mtu":9000}})");
+  EXPECT_EQ(claim.configs[1].requests, std::vector<std::string>{"nic"});
+  ASSERT_EQ(claim.reserved_for.size(), 1u);
+  EXPECT_EQ(claim.reserved_for[0].uid, "pod-uid-1");
+}
+
+TEST_F(ResourceClaimTest, UnallocatedClaimAndMissingFieldsParseAsEmpty) {
+  rapidjson::Document json;
+  json.Parse(R"({"metadata":{"name":"c","namespace":"ml"},"status":{"allocation":"weird"}})");
+  ResourceClaim claim = ParseResourceClaim(json);
+  EXPECT_FALSE(claim.allocated);
+  EXPECT_TRUE(claim.results.empty());
+  json.Parse(R"({"metadata":{}})");
+  EXPECT_THROW(ParseResourceClaim(json), std::invalid_argument);
+}
+
+TEST_F(ResourceClaimTest, ReaderGetsByNameAndChecksTheUid) {
+  std::string uid = StoreClaim();
+  auto client = env_.MakeClient();
+  ResourceClaimReader reader(*client, env_.log());
+  EXPECT_EQ(reader.Get("ml", "train-0-nics", uid).uid, uid);
+  EXPECT_EQ(reader.api_reads(), 1u);
+  try {
+    reader.Get("ml", "train-0-nics", "stale-uid");
+    FAIL() << "expected a UID mismatch";
+  } catch (const ClaimError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("ml/train-0-nics"));
+    EXPECT_THAT(error.what(), HasSubstr("stale-uid"));
+    EXPECT_THAT(error.what(), HasSubstr(uid));
+  }
+  EXPECT_THROW(reader.Get("ml", "absent", "u"), ClaimError);
+}
+
+TEST_F(ResourceClaimTest, WatchedCacheServesReadsWithoutTheApiServer) {
+  std::string uid = StoreClaim();
+  auto client = env_.MakeClient();
+  ResourceClaimReader reader(*client, env_.log(), {true, "", 60});
+  ASSERT_TRUE(testing::WaitUntil([&] { return reader.synced(); }));
+  std::size_t gets_before = env_.server().CountRequests("GET", "/resourceclaims/train-0-nics");
+  EXPECT_EQ(reader.Get("ml", "train-0-nics", uid).ResultsFor("dra.net").size(), 2u);
+  EXPECT_EQ(reader.cache_hits(), 1u);
+  EXPECT_EQ(env_.server().CountRequests("GET", "/resourceclaims/train-0-nics"), gets_before);
+
+  // A claim created after the list arrives through the watch.
+  std::string second = kAllocatedClaim;
+  second.replace(second.find("train-0-nics"), 12, "train-1-nics");
+  env_.server().PutObject(kClaims, second);
+  EXPECT_TRUE(testing::WaitUntil([&] { return reader.cached() == 2; }));
+  // And a deleted one leaves the cache.
+  env_.server().DeleteObject(kClaims, "train-1-nics");
+  EXPECT_TRUE(testing::WaitUntil([&] { return reader.cached() == 1; }));
+}
+
+TEST_F(ResourceClaimTest, StatusIsAppliedAndOtherDriversEntriesSurvive) {
+  StoreClaim();
+  auto client = env_.MakeClient();
+  ClaimStatusWriter writer(*client, "dra.net", env_.log());
+  AllocatedDeviceStatus status{"dra.net", "node-1", "pci-0103-00-00-0", "",
+                               {{"Ready", "True", "NetworkDeviceReady", "", "", 1}},
+                               NetworkDeviceData{"eth1", {"10.0.0.5/24"}, "aa:bb:cc:dd:ee:ff"}};
+  writer.Apply("ml", "train-0-nics", {status});
+  rapidjson::Document stored;
+  stored.Parse(env_.server().GetObject(kClaims, "train-0-nics")->c_str());
+  const auto& devices = stored["status"]["devices"];
+  ASSERT_EQ(devices.Size(), 2u);
+  EXPECT_STREQ(devices[0]["driver"].GetString(), "gpu.nvidia.com");
+  EXPECT_STREQ(devices[1]["networkData"]["interfaceName"].GetString(), "eth1");
+  EXPECT_STREQ(devices[1]["conditions"][0]["reason"].GetString(), "NetworkDeviceReady");
+
+  // Applying again replaces our entry rather than adding one.
+  status.conditions[0].status = "False";
+  writer.Apply("ml", "train-0-nics", {status});
+  stored.Parse(env_.server().GetObject(kClaims, "train-0-nics")->c_str());
+  EXPECT_EQ(stored["status"]["devices"].Size(), 2u);
+  EXPECT_STREQ(stored["status"]["devices"][1]["conditions"][0]["status"].GetString(), "False");
+}
+
+TEST_F(ResourceClaimTest, StatusBodyMatchesTheOpenApiSchema) {
+  testing::OpenApiSchema schema(DRANET_OPENAPI_PATH);
+  ASSERT_TRUE(schema.loaded());
+  AllocatedDeviceStatus status{"dra.net", "node-1", "pci-0103-00-00-0", "",
+                               {{"Ready", "True", "RDMAOnlyDeviceReady", "", "", 2},
+                                {"NetworkReady", "False", "NoNetdev", "IB-only", "2025-01-01T00:00:00Z", 0}},
+                               NetworkDeviceData{"ib0", {}, ""}};
+  rapidjson::Document json;
+  json.Parse(ClaimStatusApplyJson("ml", "c", {status}, "2025-02-02T00:00:00Z", env_.log()).c_str());
+  // An apply body is a partial object (no spec), so the entries are checked, not the claim.
+  for (const auto& entry : json["status"]["devices"].GetArray())
+    EXPECT_THAT(schema.Validate(entry, "io.k8s.api.resource.v1.AllocatedDeviceStatus"), ::testing::IsEmpty());
+  EXPECT_STREQ(json["status"]["devices"][0]["conditions"][0]["lastTransitionTime"].GetString(),
+               "2025-02-02T00:00:00Z");
+  EXPECT_FALSE(json["status"]["devices"][0]["conditions"][1].HasMember("observedGeneration"));
+}
+
+TEST_F(ResourceClaimTest, EventsAreCreatedOnTheInvolvedObjectAndFailuresAreSwallowed) {
+  auto client = env_.MakeClient();
+  EventRecorder recorder(*client, "dra.net", "node-1", env_.log());
+  InvolvedObject claim{"resource.k8s.io/v1", "ResourceClaim", "ml", "train-0-nics", "u1"};
+  EXPECT_TRUE(recorder.Record(claim, EventType::kWarning, "PrepareFailed", "device pci-0103-00-00-0 is gone"));
+  auto events = env_.server().ListObjects("/api/v1/namespaces/ml/events");
+  ASSERT_EQ(events.size(), 1u);
+  rapidjson::Document event;
+  event.Parse(events[0].c_str());
+  EXPECT_STREQ(event["type"].GetString(), "Warning");
+  EXPECT_STREQ(event["reason"].GetString(), "PrepareFailed");
+  EXPECT_STREQ(event["involvedObject"]["name"].GetString(), "train-0-nics");
+  EXPECT_STREQ(event["source"]["host"].GetString(), "node-1");
+
+  env_.server().InjectFault({"POST", "/events", 403, -1, {}, 1});
+  EXPECT_FALSE(recorder.Record(claim, EventType::kNormal, "Prepared", "ok"));
+}
+
+}  // namespace
+}  // namespace dranet::kube

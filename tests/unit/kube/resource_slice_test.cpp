@@ -1,0 +1,260 @@
+#include "kube/resource_slice.h"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "openapi_schema.h"
+
+namespace dranet::kube {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+inventory::Device MakeDevice(std::string name) {
+  inventory::Device device;
+  device.name = std::move(name);
+  device.attributes["dra.net/pciAddress"] = std::string("0101:00:00.0");
+  device.attributes["dra.net/numaNode"] = int64_t{1};
+  device.attributes["dra.net/rdma"] = true;
+  device.attributes["dra.net/rdmaDevice"] = std::string("mlx5_0");
+  device.attributes["azure.dra.net/vmSize"] = std::string("Standard_ND128isr_GB300_v6");
+  device.attributes["dra.net/firmware"] = inventory::SemVer{"28.39.1002"};
+  device.if_name = "host-only-not-published";
+  return device;
+}
+
+std::vector<inventory::Device> ManyDevices(int count) {
+  std::vector<inventory::Device> devices;
+  for (int i = count - 1; i >= 0; --i) {  // reverse order: BuildSlices must sort
+    char name[32];
+    std::snprintf(name, sizeof name, "pci-0000-%02x-%02x-0", i / 256, i % 256);
+    devices.push_back(MakeDevice(name));
+  }
+  return devices;
+}
+
+SliceParams NodeParams() {
+  SliceParams params;
+  params.node_name = "aks-gpu-45139532-vmss000081";
+  params.node_uid = "00c21858-0000-4000-8000-000000000001";
+  params.generation = 3;
+  return params;
+}
+
+class ResourceSliceTest : public ::testing::Test {
+ protected:
+  std::ostringstream log_text_;
+  Logger log_{log_text_};
+};
+
+TEST_F(ResourceSliceTest, OneSliceWithPoolNodeOwnerAndDeterministicName) {
+  auto slices = BuildSlices(NodeParams(), {MakeDevice("pci-0101-00-00-0")}, log_);
+  ASSERT_EQ(slices.size(), 1u);
+  const auto& slice = slices[0];
+  EXPECT_EQ(slice.name, "aks-gpu-45139532-vmss000081-dra.net-0");
+  EXPECT_EQ(slice.driver, "dra.net");
+  EXPECT_EQ(slice.node_name, "aks-gpu-45139532-vmss000081");
+  EXPECT_EQ(slice.pool_name, "aks-gpu-45139532-vmss000081");
+  EXPECT_EQ(slice.pool_generation, 3);
+  EXPECT_EQ(slice.resource_slice_count, 1);
+  ASSERT_EQ(slice.owner_references.size(), 1u);
+  EXPECT_EQ(slice.owner_references[0].kind, "Node");
+  EXPECT_EQ(slice.owner_references[0].uid, "00c21858-0000-4000-8000-000000000001");
+  EXPECT_TRUE(slice.owner_references[0].controller);
+}
+
+TEST_F(ResourceSliceTest, NoOwnerReferenceWithoutNodeUid) {
+  SliceParams params = NodeParams();
+  params.node_uid.clear();
+  auto slices = BuildSlices(params, {MakeDevice("pci-0101-00-00-0")}, log_);
+  ASSERT_EQ(slices.size(), 1u);
+  EXPECT_THAT(slices[0].owner_references, IsEmpty());
+  EXPECT_THAT(SliceToJson(slices[0]), ::testing::Not(HasSubstr("ownerReferences")));
+}
+
+TEST_F(ResourceSliceTest, SplitsThreeHundredDevicesIntoThreeSortedSlices) {
+  auto slices = BuildSlices(NodeParams(), ManyDevices(300), log_);
+  ASSERT_EQ(slices.size(), 3u);
+  EXPECT_EQ(slices[0].devices.size(), 128u);
+  EXPECT_EQ(slices[1].devices.size(), 128u);
+  EXPECT_EQ(slices[2].devices.size(), 44u);
+  std::string previous;
+  for (std::size_t i = 0; i < slices.size(); ++i) {
+    EXPECT_EQ(slices[i].resource_slice_count, 3);
+    EXPECT_EQ(slices[i].name, "aks-gpu-45139532-vmss000081-dra.net-" + std::to_string(i));
+    for (const auto& device : slices[i].devices) {
+      EXPECT_LT(previous, device.name);
+      previous = device.name;
+    }
+  }
+  // Same input, same output.
+  auto again = BuildSlices(NodeParams(), ManyDevices(300), log_);
+  for (std::size_t i = 0; i < slices.size(); ++i) EXPECT_EQ(SliceToJson(slices[i]), SliceToJson(again[i]));
+}
+
+TEST_F(ResourceSliceTest, NoDevicesNoSlices) {
+  EXPECT_THAT(BuildSlices(NodeParams(), {}, log_), IsEmpty());
+}
+
+TEST_F(ResourceSliceTest, InvalidDevicesAreDroppedWithALogLineNotTheSlice) {
+  std::vector<inventory::Device> devices = {MakeDevice("pci-0101-00-00-0")};
+  devices.push_back(MakeDevice("Bad_Name"));
+  auto long_string = MakeDevice("pci-0102-00-00-0");
+  long_string.attributes["dra.net/alias"] = std::string(65, 'x');
+  devices.push_back(long_string);
+  auto bad_key = MakeDevice("pci-0103-00-00-0");
+  bad_key.attributes["dra.net/bad-key"] = true;
+  devices.push_back(bad_key);
+  auto bad_version = MakeDevice("pci-0104-00-00-0");
+  bad_version.attributes["dra.net/firmware"] = inventory::SemVer{"28.39"};
+  devices.push_back(bad_version);
+  auto too_many = MakeDevice("pci-0105-00-00-0");
+  for (int i = 0; i < 30; ++i) too_many.attributes["dra.net/extra" + std::to_string(i)] = int64_t{i};
+  devices.push_back(too_many);
+  devices.push_back(MakeDevice("pci-0101-00-00-0"));  // duplicate name
+
+  auto slices = BuildSlices(NodeParams(), devices, log_);
+  ASSERT_EQ(slices.size(), 1u);
+  ASSERT_EQ(slices[0].devices.size(), 1u);
+  EXPECT_EQ(slices[0].devices[0].name, "pci-0101-00-00-0");
+  std::string text = log_text_.str();
+  for (const char* dropped : {"Bad_Name", "pci-0102-00-00-0", "pci-0103-00-00-0", "pci-0104-00-00-0",
+                              "pci-0105-00-00-0", "duplicate"})
+    EXPECT_THAT(text, HasSubstr(dropped));
+}
+
+TEST_F(ResourceSliceTest, ExactlyTheLimitsAreAccepted) {
+  auto device = MakeDevice("d" + std::string(62, 'a'));
+  device.attributes["dra.net/alias"] = std::string(64, 'x');
+  while (device.attributes.size() < kMaxAttributesPerDevice)
+    device.attributes["dra.net/a" + std::to_string(device.attributes.size())] = false;
+  EXPECT_EQ(ValidateDevice(device), "");
+}
+
+TEST_F(ResourceSliceTest, LongNodeNamesStillGiveValidUniqueSliceNames) {
+  std::string node_a(250, 'a');
+  std::string node_b = std::string(249, 'a') + "b";
+  std::string name_a = SliceName(node_a, "dra.net", 12);
+  std::string name_b = SliceName(node_b, "dra.net", 12);
+  EXPECT_LE(name_a.size(), kMaxObjectNameLength);
+  EXPECT_NE(name_a, name_b);
+  EXPECT_THAT(name_a, ::testing::EndsWith("-dra.net-12"));
+}
+
+TEST_F(ResourceSliceTest, JsonHasTheApiShape) {
+  auto slices = BuildSlices(NodeParams(), {MakeDevice("pci-0101-00-00-0")}, log_);
+  rapidjson::Document json;
+  json.Parse(SliceToJson(slices[0]).c_str());
+  ASSERT_FALSE(json.HasParseError());
+  EXPECT_STREQ(json["apiVersion"].GetString(), "resource.k8s.io/v1");
+  EXPECT_STREQ(json["kind"].GetString(), "ResourceSlice");
+  EXPECT_STREQ(json["metadata"]["name"].GetString(), "aks-gpu-45139532-vmss000081-dra.net-0");
+  EXPECT_STREQ(json["metadata"]["labels"]["app.kubernetes.io/managed-by"].GetString(), "dranet");
+  EXPECT_FALSE(json["metadata"].HasMember("resourceVersion"));
+  EXPECT_STREQ(json["metadata"]["ownerReferences"][0]["apiVersion"].GetString(), "v1");
+  EXPECT_STREQ(json["spec"]["driver"].GetString(), "dra.net");
+  EXPECT_EQ(json["spec"]["pool"]["generation"].GetInt64(), 3);
+  EXPECT_EQ(json["spec"]["pool"]["resourceSliceCount"].GetInt64(), 1);
+  const auto& attributes = json["spec"]["devices"][0]["attributes"];
+  EXPECT_STREQ(attributes["dra.net/rdmaDevice"]["string"].GetString(), "mlx5_0");
+  EXPECT_EQ(attributes["dra.net/numaNode"]["int"].GetInt64(), 1);
+  EXPECT_TRUE(attributes["dra.net/rdma"]["bool"].GetBool());
+  EXPECT_STREQ(attributes["dra.net/firmware"]["version"].GetString(), "28.39.1002");
+  EXPECT_STREQ(attributes["azure.dra.net/vmSize"]["string"].GetString(), "Standard_ND128isr_GB300_v6");
+  EXPECT_FALSE(json["spec"]["devices"][0].HasMember("ifName"));
+}
+
+TEST_F(ResourceSliceTest, JsonMatchesTheOpenApiSchema) {
+  testing::OpenApiSchema schema(DRANET_OPENAPI_PATH);
+  ASSERT_TRUE(schema.loaded()) << DRANET_OPENAPI_PATH;
+  auto slices = BuildSlices(NodeParams(), ManyDevices(130), log_);
+  slices[0].resource_version = "42";
+  for (const auto& slice : slices) {
+    rapidjson::Document json;
+    json.Parse(SliceToJson(slice).c_str());
+    EXPECT_THAT(schema.Validate(json, "io.k8s.api.resource.v1.ResourceSlice"), IsEmpty());
+  }
+  // The checker itself catches what the API would reject.
+  rapidjson::Document broken;
+  broken.Parse(R"({"spec":{"driver":"dra.net","pool":{"name":"n"},"devices":[{"name":"d",)"
+               R"("attributes":{"x":{"int":"1"}},"colour":"red"}]}})");
+  EXPECT_EQ(schema.Validate(broken, "io.k8s.api.resource.v1.ResourceSlice").size(), 4u);
+}
+
+TEST_F(ResourceSliceTest, InspectArrayHoldsEverySlice) {
+  auto slices = BuildSlices(NodeParams(), ManyDevices(200), log_);
+  rapidjson::Document json;
+  json.Parse(SlicesToJson(slices).c_str());
+  ASSERT_TRUE(json.IsArray());
+  EXPECT_EQ(json.Size(), 2u);
+}
+
+TEST_F(ResourceSliceTest, ParseRoundTripsAndComparesSemantically) {
+  auto desired = BuildSlices(NodeParams(), {MakeDevice("pci-0101-00-00-0")}, log_)[0];
+  rapidjson::Document json;
+  json.Parse(SliceToJson(desired).c_str());
+  // What the API server adds must not make the slices differ.
+  auto& allocator = json.GetAllocator();
+  json["metadata"].AddMember("uid", "u-1", allocator);
+  json["metadata"].AddMember("resourceVersion", "77", allocator);
+  json["metadata"].AddMember("managedFields", rapidjson::Value(rapidjson::kArrayType), allocator);
+  json["metadata"]["labels"].AddMember("team", "net", allocator);
+  auto stored = ParseSlice(json);
+  EXPECT_EQ(stored.uid, "u-1");
+  EXPECT_EQ(stored.resource_version, "77");
+  EXPECT_TRUE(SemanticallyEqual(desired, stored));
+
+  auto changed = stored;
+  changed.devices[0].attributes["dra.net/numaNode"] = int64_t{0};
+  EXPECT_FALSE(SemanticallyEqual(desired, changed));
+  changed = stored;
+  changed.owner_references.clear();
+  EXPECT_FALSE(SemanticallyEqual(desired, changed));
+  changed = stored;
+  changed.pool_generation = 4;
+  EXPECT_FALSE(SemanticallyEqual(desired, changed));
+  changed = stored;
+  changed.labels.erase(std::string(kManagedByLabel));
+  EXPECT_FALSE(SemanticallyEqual(desired, changed));
+}
+
+TEST_F(ResourceSliceTest, BareAttributeKeysAreInTheDriverDomain) {
+  auto desired = BuildSlices(NodeParams(), {MakeDevice("pci-0101-00-00-0")}, log_)[0];
+  std::string text = SliceToJson(desired);
+  for (const char* key : {"pciAddress", "numaNode", "rdma", "rdmaDevice", "firmware"}) {
+    std::string qualified = std::string("\"dra.net/") + key + "\"";
+    text.replace(text.find(qualified), qualified.size(), std::string("\"") + key + "\"");
+  }
+  rapidjson::Document json;
+  json.Parse(text.c_str());
+  EXPECT_TRUE(SemanticallyEqual(desired, ParseSlice(json)));
+}
+
+TEST_F(ResourceSliceTest, ContentWeNeverWriteMakesTheStoredSliceDiffer) {
+  auto desired = BuildSlices(NodeParams(), {MakeDevice("pci-0101-00-00-0")}, log_)[0];
+  rapidjson::Document json;
+  json.Parse(SliceToJson(desired).c_str());
+  auto& allocator = json.GetAllocator();
+  rapidjson::Value ints(rapidjson::kObjectType);
+  ints.AddMember("ints", rapidjson::Value(rapidjson::kArrayType).PushBack(1, allocator), allocator);
+  json["spec"]["devices"][0]["attributes"].AddMember("dra.net/list", ints, allocator);
+  EXPECT_FALSE(SemanticallyEqual(desired, ParseSlice(json)));
+
+  json.Parse(SliceToJson(desired).c_str());
+  json["spec"].AddMember("allNodes", true, json.GetAllocator());
+  EXPECT_FALSE(SemanticallyEqual(desired, ParseSlice(json)));
+}
+
+TEST_F(ResourceSliceTest, ParseRejectsNonObjects) {
+  rapidjson::Document json;
+  json.Parse(R"({"kind":"Status"})");
+  EXPECT_THROW(ParseSlice(json), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dranet::kube

@@ -1,0 +1,268 @@
+// The NRI plugin against the fake runtime over a real unix socket: handshake,
+// Synchronize, pod events (dedicated RPCs and StateChange), container
+// adjustments, reconnects and the runtime's deadline.
+#include "nri/nri_plugin.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "fake_nri_runtime.h"
+#include "inject/netns_mover.h"
+#include "memory_prepared_claims.h"
+#include "nri_test_env.h"
+
+namespace dranet::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class NriPluginTest : public ::testing::Test {
+ protected:
+  void StartRuntime(FakeNriRuntime::Options opts = {}) {
+    opts.socket_path = dir_.path() + "/nri.sock";
+    runtime_ = std::make_unique<FakeNriRuntime>(opts);
+    runtime_->Listen();
+  }
+  void StartPlugin(inject::PodNetnsApplier* applier = nullptr) {
+    nri::NriPluginOptions opts;
+    opts.socket_path = dir_.path() + "/nri.sock";
+    opts.initial_backoff = 5ms;
+    opts.max_backoff = 50ms;
+    plugin_ = std::make_unique<nri::NriPlugin>(opts, claims_, applier ? *applier : applier_, log_);
+    plugin_->Start();
+  }
+  void Connect() {
+    ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
+    ASSERT_TRUE(plugin_->WaitConnected(10s));
+  }
+  void TearDown() override {
+    if (plugin_) plugin_->Stop();
+  }
+
+  TempDir dir_;
+  std::ostringstream log_out_;
+  Logger log_{log_out_};
+  MemoryPreparedClaims claims_;
+  RecordingApplier applier_;
+  std::unique_ptr<FakeNriRuntime> runtime_;
+  std::unique_ptr<nri::NriPlugin> plugin_;
+};
+
+TEST_F(NriPluginTest, RegistersAsDraNetAndSubscribesToPodAndContainerEvents) {
+  StartRuntime();
+  StartPlugin();
+  Connect();
+  EXPECT_EQ(runtime_->plugin_name(), "dra.net");
+  EXPECT_EQ(runtime_->plugin_index(), "00");
+  EXPECT_EQ(runtime_->subscribed_events(), 0xF);
+  EXPECT_TRUE(plugin_->connected());
+  EXPECT_NE(log_out_.str().find("NRI plugin registered"), std::string::npos);
+}
+
+TEST_F(NriPluginTest, SynchronizeEchoesMoreAndNeverPrunes) {
+  FakeNriRuntime::Options opts;
+  opts.sync_chunk_pods = 2;
+  StartRuntime(opts);
+  std::vector<api::PodSandbox> pods;
+  for (int i = 0; i < 5; ++i) {
+    pods.push_back(FakeNriRuntime::MakePod("uid-" + std::to_string(i), "ns", "p" + std::to_string(i),
+                                           "/var/run/netns/cni-" + std::to_string(i)));
+  }
+  runtime_->SetExistingPods(pods);
+  StartPlugin();
+  Connect();
+  const auto responses = runtime_->sync_responses();
+  ASSERT_EQ(responses.size(), 3u);
+  EXPECT_TRUE(responses[0].more());
+  EXPECT_TRUE(responses[1].more());
+  EXPECT_FALSE(responses[2].more());
+  for (const auto& r : responses) EXPECT_EQ(r.update_size(), 0);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(plugin_->service().KnownNetns("uid-" + std::to_string(i)),
+              "/var/run/netns/cni-" + std::to_string(i));
+  }
+  // A pod started after the last sync and missing from the next one (it may
+  // be starting right now) is not forgotten.
+  const auto late = FakeNriRuntime::MakePod("uid-late", "ns", "late", "/var/run/netns/cni-late");
+  ASSERT_TRUE(runtime_->RunPodSandbox(late).ok());
+  runtime_->SetExistingPods({pods[0]});
+  runtime_->Restart();
+  ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
+  EXPECT_EQ(plugin_->service().KnownNetns("uid-late"), "/var/run/netns/cni-late");
+  EXPECT_EQ(plugin_->service().KnownNetns("uid-4"), "/var/run/netns/cni-4");
+}
+
+TEST_F(NriPluginTest, Gb300ContainerGetsExactlyItsThreeCharDevices) {
+  StartRuntime();
+  const auto pod = FakeNriRuntime::MakePod("pod-gb300", "ml", "train-0", "/var/run/netns/cni-gb300");
+  claims_.Put({Gb300Plan(pod.uid())});
+  StartPlugin();
+  Connect();
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod).ok());
+
+  for (const std::string name : {"init-check", "main"}) {
+    api::ContainerAdjustment adjust;
+    const auto container = FakeNriRuntime::MakeContainer(pod, name, {"NCCL_SOCKET_IFNAME=ib0"});
+    ASSERT_TRUE(runtime_->CreateContainer(pod, container, &adjust).ok());
+    ASSERT_EQ(adjust.linux().devices_size(), 3);
+    std::set<std::tuple<std::string, std::int64_t, std::int64_t>> devices;
+    for (const auto& d : adjust.linux().devices()) {
+      devices.emplace(d.path(), d.major(), d.minor());
+      EXPECT_EQ(d.type(), "c");
+      EXPECT_EQ(d.file_mode().value(), 0666u);
+      EXPECT_TRUE(d.has_uid());
+      EXPECT_EQ(d.uid().value(), 0u);
+      EXPECT_EQ(d.gid().value(), 0u);
+    }
+    EXPECT_EQ(devices, (std::set<std::tuple<std::string, std::int64_t, std::int64_t>>{
+                           {"/dev/infiniband/uverbs0", 231, 192},
+                           {"/dev/infiniband/umad0", 231, 0},
+                           {"/dev/infiniband/rdma_cm", 10, 58}}));
+    ASSERT_EQ(adjust.linux().resources().devices_size(), 3);
+    std::set<std::pair<std::int64_t, std::int64_t>> rules;
+    for (const auto& r : adjust.linux().resources().devices()) {
+      EXPECT_TRUE(r.allow());
+      EXPECT_EQ(r.type(), "c");
+      EXPECT_EQ(r.access(), "rw");
+      rules.emplace(r.major().value(), r.minor().value());
+    }
+    EXPECT_EQ(rules, (std::set<std::pair<std::int64_t, std::int64_t>>{{231, 192}, {231, 0}, {10, 58}}));
+    // Env: the claim's, except what the container sets itself.
+    ASSERT_EQ(adjust.env_size(), 1);
+    EXPECT_EQ(adjust.env(0).key(), "NCCL_IB_HCA");
+    EXPECT_EQ(adjust.env(0).value(), "=mlx5_0");
+    EXPECT_EQ(adjust.mounts_size(), 0);
+  }
+
+  // A pod without claims gets an empty adjustment.
+  const auto other = FakeNriRuntime::MakePod("pod-plain", "ml", "web", "/var/run/netns/cni-plain");
+  api::ContainerAdjustment adjust;
+  ASSERT_TRUE(runtime_->CreateContainer(other, FakeNriRuntime::MakeContainer(other, "c", {}), &adjust).ok());
+  EXPECT_EQ(adjust.ByteSizeLong(), 0u);
+}
+
+TEST_F(NriPluginTest, PodEventsArriveAsDedicatedRpcs) {
+  StartRuntime();
+  const auto pod = FakeNriRuntime::MakePod("pod-a4", "ml", "a4-0", "/var/run/netns/cni-a4");
+  claims_.Put({Gb300Plan(pod.uid())});
+  StartPlugin();
+  Connect();
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod).ok());
+  EXPECT_EQ(runtime_->last_pod_event_method(), "RunPodSandbox");
+  // containerd may omit the netns path at stop: the plugin remembers it.
+  auto stopped = pod;
+  stopped.mutable_linux()->clear_namespaces();
+  ASSERT_TRUE(runtime_->StopPodSandbox(stopped).ok());
+  ASSERT_TRUE(runtime_->RemovePodSandbox(stopped).ok());
+  const auto calls = applier_.calls();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].op, "attach");
+  EXPECT_EQ(calls[0].pod.netns_path, "/var/run/netns/cni-a4");
+  EXPECT_EQ(calls[0].pod.uid, "pod-a4");
+  EXPECT_EQ(calls[1].op, "detach");
+  EXPECT_EQ(calls[1].pod.netns_path, "/var/run/netns/cni-a4");
+  EXPECT_EQ(calls[2].op, "detach");
+  EXPECT_FALSE(plugin_->service().KnownNetns("pod-a4").has_value());
+}
+
+TEST_F(NriPluginTest, StateChangeOnlyRuntimeDeliversPodEvents) {
+  FakeNriRuntime::Options opts;
+  opts.state_change_only = true;
+  opts.runtime_version = "1.7.27";
+  StartRuntime(opts);
+  const auto pod = FakeNriRuntime::MakePod("pod-sc", "ml", "sc-0", "/var/run/netns/cni-sc");
+  claims_.Put({Gb300Plan(pod.uid())});
+  StartPlugin();
+  Connect();
+  EXPECT_LE(runtime_->subscribed_events(), 0x7FF);
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod).ok());
+  EXPECT_EQ(runtime_->last_pod_event_method(), "StateChange");
+  api::ContainerAdjustment adjust;
+  ASSERT_TRUE(runtime_->CreateContainer(pod, FakeNriRuntime::MakeContainer(pod, "main", {}), &adjust).ok());
+  EXPECT_EQ(adjust.linux().devices_size(), 3);
+  ASSERT_TRUE(runtime_->StopPodSandbox(pod).ok());
+  ASSERT_TRUE(runtime_->RemovePodSandbox(pod).ok());
+  const auto calls = applier_.calls();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].op, "attach");
+  EXPECT_EQ(calls[1].op, "detach");
+  EXPECT_EQ(calls[2].op, "detach");
+}
+
+TEST_F(NriPluginTest, FailedAttachFailsTheSandboxWithTheReason) {
+  StartRuntime();
+  const auto pod = FakeNriRuntime::MakePod("pod-fail", "ml", "f-0", "/var/run/netns/cni-f");
+  claims_.Put({Gb300Plan(pod.uid())});
+  applier_.FailWith("netdev gpu0rdma0 is neither on the host nor in the pod");
+  StartPlugin();
+  Connect();
+  const auto status = runtime_->RunPodSandbox(pod);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message.find("gpu0rdma0"), std::string::npos);
+  EXPECT_TRUE(runtime_->plugin_connected());  // an error is not a protocol failure
+}
+
+TEST_F(NriPluginTest, HostNetworkPodAskingForANetdevGetsAClearError) {
+  StartRuntime();
+  inject::NetnsMover mover({}, log_);
+  auto plan = Gb300Plan("pod-hostnet");
+  plan.netdevs.push_back(inject::NetdevPlan{});
+  plan.netdevs.back().host_if_name = "gpu0rdma0";
+  claims_.Put({plan});
+  StartPlugin(&mover);
+  Connect();
+  const auto pod = FakeNriRuntime::MakePod("pod-hostnet", "ml", "hostnet", "");
+  const auto status = runtime_->RunPodSandbox(pod);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message.find("host network"), std::string::npos) << status.message;
+  EXPECT_NE(status.message.find("gpu0rdma0"), std::string::npos);
+  EXPECT_NE(status.message.find("ml/train-0-1nic-aligned"), std::string::npos);
+  EXPECT_NE(log_out_.str().find("RunPodSandbox failed"), std::string::npos);
+}
+
+TEST_F(NriPluginTest, ReconnectsAfterRuntimeRestartAndShutdown) {
+  StartRuntime();
+  StartPlugin();
+  Connect();
+  runtime_->Restart();
+  ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
+  ASSERT_TRUE(plugin_->WaitConnected(10s));
+  EXPECT_EQ(plugin_->connections(), 2u);
+  EXPECT_TRUE(runtime_->Shutdown().ok());
+  ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
+  ASSERT_TRUE(plugin_->WaitConnected(10s));
+  EXPECT_EQ(plugin_->connections(), 3u);
+}
+
+TEST_F(NriPluginTest, SlowHookIsDisconnectedByTheRuntimeAndThePluginReconnects) {
+  FakeNriRuntime::Options opts;
+  opts.request_timeout = 200ms;  // containerd's is 2 s; the mechanism is the same
+  StartRuntime(opts);
+  const auto pod = FakeNriRuntime::MakePod("pod-slow", "ml", "slow", "/var/run/netns/cni-slow");
+  claims_.Put({Gb300Plan(pod.uid())});
+  StartPlugin();
+  Connect();
+  applier_.Hold();
+  const auto status = runtime_->RunPodSandbox(pod);
+  EXPECT_EQ(status.code, nri::RpcCode::kDeadlineExceeded);
+  EXPECT_EQ(runtime_->deadline_disconnects(), 1);
+  EXPECT_FALSE(runtime_->plugin_connected());
+  applier_.Release();
+  ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
+  api::ContainerAdjustment adjust;
+  ASSERT_TRUE(runtime_->CreateContainer(pod, FakeNriRuntime::MakeContainer(pod, "main", {}), &adjust).ok());
+  EXPECT_EQ(adjust.linux().devices_size(), 3);
+  EXPECT_GE(plugin_->connections(), 2u);
+}
+
+TEST_F(NriPluginTest, StopsPromptlyWhileTheRuntimeIsAbsent) {
+  StartPlugin();
+  EXPECT_FALSE(plugin_->WaitConnected(20ms));
+  plugin_->Stop();
+  EXPECT_FALSE(plugin_->connected());
+  EXPECT_NE(log_out_.str().find("NRI runtime not reachable"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dranet::testing

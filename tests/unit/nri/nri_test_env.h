@@ -1,0 +1,98 @@
+#pragma once
+// tests/unit/nri/nri_test_env.h — shared fixtures for NRI tests: a temp dir
+// for the socket, a recording PodNetnsApplier, and node-type plans.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "inject/pod_netns_applier.h"
+
+namespace dranet::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "dranet-nri-XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Records every call; can hold Attach until released, or fail it.
+class RecordingApplier : public inject::PodNetnsApplier {
+ public:
+  struct Call {
+    std::string op;  // "attach" / "detach"
+    inject::PodSandboxRef pod;
+    std::size_t plans;
+  };
+
+  void AttachNetdevs(const inject::PodSandboxRef& pod, const std::vector<inject::ClaimPlan>& plans) override {
+    std::unique_lock lock(mu_);
+    calls_.push_back({"attach", pod, plans.size()});
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return !hold_; });
+    if (!fail_with_.empty()) throw inject::InjectError(fail_with_);
+  }
+  void DetachNetdevs(const inject::PodSandboxRef& pod, const std::vector<inject::ClaimPlan>& plans) override {
+    std::lock_guard lock(mu_);
+    calls_.push_back({"detach", pod, plans.size()});
+  }
+
+  void Hold() {
+    std::lock_guard lock(mu_);
+    hold_ = true;
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    hold_ = false;
+    cv_.notify_all();
+  }
+  void FailWith(std::string message) {
+    std::lock_guard lock(mu_);
+    fail_with_ = std::move(message);
+  }
+  std::vector<Call> calls() const {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool hold_ = false;
+  std::string fail_with_;
+  std::vector<Call> calls_;
+};
+
+// The GB300 claim of spec/NODES.md: one IB-only HCA (no netdev), its
+// uverbs/umad nodes plus rdma_cm, and the NCCL env.
+inline inject::ClaimPlan Gb300Plan(const std::string& pod_uid, std::uint32_t rdma_cm_minor = 58) {
+  inject::ClaimPlan plan;
+  plan.claim_uid = "c0ffee00-0000-4000-8000-000000000300";
+  plan.claim_namespace = "ml";
+  plan.claim_name = "train-0-1nic-aligned";
+  plan.pod_uids = {pod_uid};
+  plan.devices = {{"nic", "gb300-node", "pci-0101-00-00-0"}};
+  plan.device_nodes = {
+      {"/dev/infiniband/uverbs0", "/dev/infiniband/uverbs0", 231, 192, "rw", 0666},
+      {"/dev/infiniband/umad0", "/dev/infiniband/umad0", 231, 0, "rw", 0666},
+      {"/dev/infiniband/rdma_cm", "/dev/infiniband/rdma_cm", 10, rdma_cm_minor, "rw", 0666},
+  };
+  plan.env = {{"NCCL_IB_HCA", "=mlx5_0"}, {"NCCL_SOCKET_IFNAME", "eth0"}};
+  return plan;
+}
+
+}  // namespace dranet::testing

@@ -1,0 +1,198 @@
+#include "nri/ttrpc_session.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <future>
+#include <thread>
+
+#include "nri/proto/ttrpc.pb.h"
+
+namespace dranet::nri {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::pair<UniqueFd, UniqueFd> SocketPair() {
+  int fds[2];
+  EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+RpcResult Echo(const RpcRequest& r) {
+  if (r.method == "Echo") return {{}, r.service + "/" + r.method + ":" + r.payload};
+  return Unimplemented(r);
+}
+
+void WriteAll(int fd, const std::string& bytes) {
+  std::size_t off = 0;
+  while (off < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
+    ASSERT_GT(n, 0);
+    off += static_cast<std::size_t>(n);
+  }
+}
+
+// Reads one whole ttRPC response from a raw mux stream.
+TtrpcMessage ReadOneMessage(int fd) {
+  std::vector<TtrpcMessage> got;
+  TtrpcStreamDecoder ttrpc;
+  MuxDecoder mux([&](std::uint32_t, std::string_view b) {
+    for (auto& m : ttrpc.Feed(b)) got.push_back(std::move(m));
+  });
+  char buf[4096];
+  for (int i = 0; i < 1000 && got.empty(); ++i) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n <= 0) break;
+    mux.Feed(std::string_view(buf, static_cast<std::size_t>(n)));
+  }
+  EXPECT_FALSE(got.empty());
+  return got.empty() ? TtrpcMessage{} : got.front();
+}
+
+TEST(TtrpcSession, CallsInBothDirections) {
+  auto [a, b] = SocketPair();
+  TtrpcSession plugin(std::move(a), TtrpcSession::kPluginRoles, Echo, "t-plugin");
+  TtrpcSession runtime(std::move(b), TtrpcSession::kRuntimeRoles, Echo, "t-runtime");
+  auto r1 = runtime.Call("svc.Plugin", "Echo", "hi", 5s);
+  ASSERT_TRUE(r1.status.ok()) << r1.status.message;
+  EXPECT_EQ(r1.payload, "svc.Plugin/Echo:hi");
+  auto r2 = plugin.Call("svc.Runtime", "Echo", std::string(100000, 'p'), 5s);
+  ASSERT_TRUE(r2.status.ok());
+  EXPECT_EQ(r2.payload.size(), std::string("svc.Runtime/Echo:").size() + 100000);
+  auto r3 = plugin.Call("svc.Runtime", "Nope", "", 5s);
+  EXPECT_EQ(r3.status.code, RpcCode::kUnimplemented);
+}
+
+TEST(TtrpcSession, ConcurrentCallsGetTheirOwnAnswers) {
+  auto [a, b] = SocketPair();
+  TtrpcSession plugin(std::move(a), TtrpcSession::kPluginRoles, Echo, "t-plugin");
+  TtrpcSession runtime(std::move(b), TtrpcSession::kRuntimeRoles, Echo, "t-runtime");
+  std::vector<std::thread> threads;
+  std::atomic<int> good{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        const std::string p = std::to_string(t) + "-" + std::to_string(i);
+        auto r = runtime.Call("s", "Echo", p, 5s);
+        if (r.status.ok() && r.payload == "s/Echo:" + p) ++good;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(good.load(), 200);
+}
+
+TEST(TtrpcSession, HandlerExceptionBecomesInternalError) {
+  auto [a, b] = SocketPair();
+  TtrpcSession plugin(std::move(a), TtrpcSession::kPluginRoles,
+                      [](const RpcRequest&) -> RpcResult { throw std::runtime_error("boom"); }, "t-plugin");
+  TtrpcSession runtime(std::move(b), TtrpcSession::kRuntimeRoles, Echo, "t-runtime");
+  auto r = runtime.Call("s", "Echo", "", 5s);
+  EXPECT_EQ(r.status.code, RpcCode::kInternal);
+  EXPECT_EQ(r.status.message, "boom");
+}
+
+TEST(TtrpcSession, DeadlineWhileTheHandlerIsSlow) {
+  auto [a, b] = SocketPair();
+  std::promise<void> release;
+  auto released = release.get_future().share();
+  TtrpcSession plugin(std::move(a), TtrpcSession::kPluginRoles,
+                      [released](const RpcRequest& r) {
+                        released.wait();
+                        return Echo(r);
+                      },
+                      "t-plugin");
+  TtrpcSession runtime(std::move(b), TtrpcSession::kRuntimeRoles, Echo, "t-runtime");
+  auto r = runtime.Call("s", "Echo", "late", 50ms);
+  EXPECT_EQ(r.status.code, RpcCode::kDeadlineExceeded);
+  release.set_value();
+  // The late answer is dropped; the next call still works.
+  auto next = runtime.Call("s", "Echo", "again", 5s);
+  EXPECT_TRUE(next.status.ok());
+  EXPECT_EQ(next.payload, "s/Echo:again");
+}
+
+TEST(TtrpcSession, PeerCloseFailsPendingAndLaterCalls) {
+  auto [a, b] = SocketPair();
+  std::promise<void> release;
+  auto released = release.get_future().share();
+  auto plugin = std::make_unique<TtrpcSession>(std::move(a), TtrpcSession::kPluginRoles,
+                                               [released](const RpcRequest& r) {
+                                                 released.wait();
+                                                 return Echo(r);
+                                               },
+                                               "t-plugin");
+  TtrpcSession runtime(std::move(b), TtrpcSession::kRuntimeRoles, Echo, "t-runtime");
+  auto pending = std::async(std::launch::async, [&] { return runtime.Call("s", "Echo", "x", 30s); });
+  plugin->Close("test closes");
+  auto r = pending.get();
+  EXPECT_EQ(r.status.code, RpcCode::kUnavailable);
+  EXPECT_TRUE(runtime.WaitClosed(5s));
+  EXPECT_EQ(runtime.Call("s", "Echo", "y", 5s).status.code, RpcCode::kUnavailable);
+  release.set_value();
+}
+
+TEST(TtrpcSession, GarbageClosesTheSessionWithAReason) {
+  auto [a, raw] = SocketPair();
+  TtrpcSession plugin(std::move(a), TtrpcSession::kPluginRoles, Echo, "t-plugin");
+  WriteAll(raw.get(), std::string("\x00\x00\x00\x01\xff\xff\xff\xff garbage", 17));
+  ASSERT_TRUE(plugin.WaitClosed(5s));
+  EXPECT_NE(plugin.close_reason().find("protocol error"), std::string::npos) << plugin.close_reason();
+}
+
+TEST(TtrpcSession, WrongMessageTypeOrStreamIdClosesTheSession) {
+  {
+    auto [a, raw] = SocketPair();
+    TtrpcSession plugin(std::move(a), TtrpcSession::kPluginRoles, Echo, "t-plugin");
+    WriteAll(raw.get(), EncodeMuxFrames(kPluginServiceConn, EncodeTtrpcMessage(1, TtrpcType::kData, 0, "")));
+    ASSERT_TRUE(plugin.WaitClosed(5s));
+    EXPECT_NE(plugin.close_reason().find("message type 3"), std::string::npos);
+  }
+  {
+    auto [a, raw] = SocketPair();
+    TtrpcSession plugin(std::move(a), TtrpcSession::kPluginRoles, Echo, "t-plugin");
+    WriteAll(raw.get(), EncodeMuxFrames(kPluginServiceConn, EncodeTtrpcMessage(2, TtrpcType::kRequest, 0, "")));
+    ASSERT_TRUE(plugin.WaitClosed(5s));
+    EXPECT_NE(plugin.close_reason().find("stream id 2"), std::string::npos);
+  }
+}
+
+TEST(TtrpcSession, MalformedRequestGetsInvalidArgument) {
+  auto [a, raw] = SocketPair();
+  TtrpcSession plugin(std::move(a), TtrpcSession::kPluginRoles, Echo, "t-plugin");
+  WriteAll(raw.get(), EncodeMuxFrames(kPluginServiceConn,
+                                      EncodeTtrpcMessage(1, TtrpcType::kRequest, 0, "\xff\xff\xff")));
+  const auto m = ReadOneMessage(raw.get());
+  ::ttrpc::Response resp;
+  ASSERT_TRUE(resp.ParseFromString(m.data));
+  EXPECT_EQ(m.header.stream_id, 1u);
+  EXPECT_EQ(resp.status().code(), static_cast<int>(RpcCode::kInvalidArgument));
+  EXPECT_FALSE(plugin.closed());
+}
+
+TEST(TtrpcSession, OversizedRequestGetsResourceExhausted) {
+  auto [a, raw] = SocketPair();
+  TtrpcSession plugin(std::move(a), TtrpcSession::kPluginRoles, Echo, "t-plugin");
+  const std::string big =
+      EncodeTtrpcMessage(1, TtrpcType::kRequest, 0, std::string(kTtrpcMaxMessageBytes + 1, 'x'));
+  std::thread writer([&, fd = raw.get()] { WriteAll(fd, EncodeMuxFrames(kPluginServiceConn, big)); });
+  const auto m = ReadOneMessage(raw.get());
+  writer.join();
+  ::ttrpc::Response resp;
+  ASSERT_TRUE(resp.ParseFromString(m.data));
+  EXPECT_EQ(resp.status().code(), static_cast<int>(RpcCode::kResourceExhausted));
+  // The session survives and serves the next request.
+  ::ttrpc::Request ok;
+  ok.set_service("s");
+  ok.set_method("Echo");
+  WriteAll(raw.get(), EncodeMuxFrames(kPluginServiceConn,
+                                      EncodeTtrpcMessage(3, TtrpcType::kRequest, 0, ok.SerializeAsString())));
+  const auto m2 = ReadOneMessage(raw.get());
+  ASSERT_TRUE(resp.ParseFromString(m2.data));
+  EXPECT_EQ(resp.payload(), "s/Echo:");
+}
+
+}  // namespace
+}  // namespace dranet::nri

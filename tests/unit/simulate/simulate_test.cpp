@@ -1,0 +1,299 @@
+// The claim templates of spec/NODES.md simulated on hand-built GB300, A4 and
+// MI300X device lists: allocations, pod views, failure explanations and
+// matchAttribute constraints across the GPU driver's slice and our NICs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "node_fixtures.h"
+#include "simulate/simulate.h"
+
+namespace dranet::simulate {
+namespace {
+
+using testing::A4Nics;
+using testing::Gb300Nics;
+using testing::Gb300Template;
+using testing::ClaimTemplate;
+using testing::ExactRequest;
+using testing::Gb300GpuSlices;
+using testing::Mi300xNics;
+
+// Device names allocated for one request label.
+std::vector<std::string> Allocated(const TemplateResult& r, const std::string& request) {
+  std::vector<std::string> out;
+  for (const auto& a : r.allocation) {
+    if (a.request == request) out.push_back(a.device);
+  }
+  return out;
+}
+
+std::vector<std::string> RdmaOf(const TemplateResult& r, const std::string& request) {
+  std::vector<std::string> out;
+  for (const auto& a : r.allocation) {
+    if (a.request == request && a.slice_device && a.slice_device->ours) out.push_back(a.slice_device->ours->rdma_device);
+  }
+  return out;
+}
+
+std::string Joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : "\n") + s;
+  return out;
+}
+
+struct Node {
+  std::vector<inventory::Device> ours;
+  std::vector<SliceDevice> devices;
+  Node(std::vector<inventory::Device> nics, const std::string& node, const std::string& gpu_slices = "")
+      : ours(std::move(nics)) {
+    devices = FromInventory(ours, node);
+    if (!gpu_slices.empty()) {
+      auto gpus = ParseResourceSlices(gpu_slices);
+      devices.insert(devices.end(), gpus.begin(), gpus.end());
+    }
+  }
+  TemplateResult Run(const std::string& yaml) const {
+    auto results = Simulate(ParseClaimTemplates(yaml), devices);
+    EXPECT_EQ(results.size(), 1u);
+    return results.at(0);
+  }
+};
+
+TEST(Gb300, OneNicAligned) {
+  Node node(Gb300Nics(), "gb300-node", Gb300GpuSlices());
+  TemplateResult r =
+      node.Run(Gb300Template("1nic-aligned", R"(device.attributes["dra.net"]["rdmaDevice"] == "mlx5_0")", 1));
+  ASSERT_TRUE(r.allocated) << Joined(r.problems);
+  EXPECT_EQ(Allocated(r, "gpu"), std::vector<std::string>{"gpu-0"});
+  EXPECT_EQ(RdmaOf(r, "nic"), std::vector<std::string>{"mlx5_0"});
+  // What the pod sees in /dev/infiniband: uverbs0, umad0, rdma_cm.
+  std::vector<std::string> paths;
+  for (const auto& c : r.pod.char_devices) paths.push_back(c.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"infiniband/rdma_cm", "infiniband/umad0", "infiniband/uverbs0"}));
+  EXPECT_TRUE(r.pod.netdevs.empty());  // IB-only VFs
+  EXPECT_EQ(r.pod.env.at("NCCL_IB_HCA"), "=mlx5_0");
+}
+
+TEST(Gb300, TwoNicAligned) {
+  Node node(Gb300Nics(), "gb300-node", Gb300GpuSlices());
+  TemplateResult r = node.Run(Gb300Template(
+      "2nic-aligned",
+      R"(device.attributes["dra.net"]["rdma"] == true && device.attributes["dra.net"]["numaNode"] == 0)", 2));
+  ASSERT_TRUE(r.allocated) << Joined(r.problems);
+  EXPECT_EQ(RdmaOf(r, "nic"), (std::vector<std::string>{"mlx5_0", "mlx5_1"}));
+  EXPECT_EQ(r.pod.char_devices.size(), 5u);  // uverbs0/1, umad0/1, rdma_cm once
+  EXPECT_EQ(r.pod.env.at("NCCL_IB_HCA"), "=mlx5_0,mlx5_1");
+}
+
+TEST(Gb300, OneNicUnaligned) {
+  Node node(Gb300Nics(), "gb300-node", Gb300GpuSlices());
+  TemplateResult r =
+      node.Run(Gb300Template("1nic-unaligned", R"(device.attributes["dra.net"].rdmaDevice == "mlx5_2")", 1));
+  ASSERT_TRUE(r.allocated) << Joined(r.problems);
+  EXPECT_EQ(RdmaOf(r, "nic"), std::vector<std::string>{"mlx5_2"});
+  EXPECT_EQ(Allocated(r, "nic"), std::vector<std::string>{"pci-0103-00-00-0"});
+}
+
+TEST(A4, TwoGpuTwoNicTemplate) {
+  Node node(A4Nics(), "a4-node");
+  TemplateResult r = node.Run(ClaimTemplate(
+      "2gpu-2nic", "      requests:\n" + ExactRequest("nic", "dranet.net", 2,
+                                                      R"(device.attributes["dra.net"].rdma == true && )"
+                                                      R"(device.attributes["dra.net"].ifName.startsWith("gpu") && )"
+                                                      R"(device.attributes["dra.net"].ifName.endsWith("rdma0") && )"
+                                                      R"(int(device.attributes["dra.net"].ifName.substring(3, 4)) < 2)")));
+  ASSERT_TRUE(r.allocated) << Joined(r.problems);
+  EXPECT_EQ(r.pod.netdevs, (std::vector<std::string>{"gpu0rdma0", "gpu1rdma0"}));
+  // eth1 is rejected by the first clause (rdma == true), with its text.
+  const ChoiceReport& nic = r.requests.at(0);
+  auto eth1 = std::find_if(nic.devices.begin(), nic.devices.end(),
+                           [](const DeviceVerdict& v) { return v.device == "pci-0000-06-00-0"; });
+  ASSERT_NE(eth1, nic.devices.end());
+  EXPECT_FALSE(eth1->selected);
+  ASSERT_FALSE(eth1->failures.empty());
+  EXPECT_EQ(eth1->failures[0].clause, R"(device.attributes["dra.net"].rdma == true)");
+}
+
+TEST(A4, AllocationModeAllTakesEveryRdmaNic) {
+  Node node(A4Nics(), "a4-node");
+  TemplateResult r = node.Run(ClaimTemplate(
+      "all-nics", "      requests:\n" + ExactRequest("nic", "dranet.net", 1, R"(device.attributes["dra.net"].rdma == true)",
+                                                     "          allocationMode: All\n")));
+  ASSERT_TRUE(r.allocated) << Joined(r.problems);
+  EXPECT_EQ(r.allocation.size(), 8u);
+  EXPECT_EQ(r.pod.netdevs.size(), 8u);
+  EXPECT_EQ(r.requests.at(0).wanted, 8);
+}
+
+TEST(Mi300x, FourNicSameNumaAndAllEight) {
+  Node node(Mi300xNics(), "mi300x-node");
+  std::string yaml =
+      ClaimTemplate("4nic-same-numa",
+                    "      requests:\n" +
+                        ExactRequest("nic", "dranet.net", 4,
+                                     R"(device.attributes["dra.net"].rdma && device.attributes["dra.net"].numaNode == 0)")) +
+      "---\n" +
+      ClaimTemplate("8nic-all", "      requests:\n" + ExactRequest("nic", "dranet.net", 8, R"(device.attributes["dra.net"].rdma)"));
+  auto results = Simulate(ParseClaimTemplates(yaml), node.devices);
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_TRUE(results[0].allocated) << Joined(results[0].problems);
+  EXPECT_EQ(RdmaOf(results[0], "nic"), (std::vector<std::string>{"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"}));
+  ASSERT_TRUE(results[1].allocated) << Joined(results[1].problems);
+  EXPECT_EQ(results[1].allocation.size(), 8u);
+}
+
+TEST(Explanations, NoMatchNamesTheFailingClausePerDevice) {
+  Node node(Gb300Nics(), "gb300-node", Gb300GpuSlices());
+  TemplateResult r = node.Run(Gb300Template(
+      "typo", R"(device.attributes["dra.net"].rdma == true && device.attributes["dra.net"].rdmaDevice == "mlx5_9")",
+      1));
+  EXPECT_FALSE(r.allocated);
+  EXPECT_NE(Joined(r.problems).find("request nic: not enough matching devices"), std::string::npos)
+      << Joined(r.problems);
+  const ChoiceReport& nic = r.requests.at(1);
+  EXPECT_EQ(nic.request, "nic");
+  ASSERT_FALSE(nic.problems.empty());
+  EXPECT_EQ(nic.problems[0], "needs 1 device(s), 0 match");
+  for (const auto& v : nic.devices) {
+    ASSERT_EQ(v.failures.size(), 1u) << v.device;
+    if (v.driver == "dra.net") {
+      EXPECT_EQ(v.failures[0].where, "selector 1");
+      EXPECT_EQ(v.failures[0].clause, R"(device.attributes["dra.net"].rdmaDevice == "mlx5_9")");
+      EXPECT_EQ(v.failures[0].reason, "false");
+    } else {
+      // GPUs never reach the request's selector: the class rejects them.
+      EXPECT_EQ(v.failures[0].where, "DeviceClass dranet.net selector 1");
+      EXPECT_EQ(v.failures[0].clause, R"(device.driver == "dra.net")");
+    }
+  }
+}
+
+TEST(Explanations, MissingAttributeIsReportedWithItsPosition) {
+  Node node(Gb300Nics(), "gb300-node");
+  TemplateResult r = node.Run(ClaimTemplate(
+      "roce-on-ib", "      requests:\n" + ExactRequest("nic", "dranet.net", 1,
+                                                       R"(device.attributes["dra.net"].ifName.startsWith("gpu"))")));
+  EXPECT_FALSE(r.allocated);
+  const DeviceVerdict& first = r.requests.at(0).devices.at(0);
+  ASSERT_EQ(first.failures.size(), 1u);
+  EXPECT_EQ(first.failures[0].reason.rfind("1:29: no such key: ifName", 0), 0u) << first.failures[0].reason;
+}
+
+TEST(Explanations, UnknownClassAndBadSelectorAreProblems) {
+  Node node(Gb300Nics(), "gb300-node");
+  TemplateResult r = node.Run(ClaimTemplate("broken", R"(      requests:
+      - name: a
+        exactly: {deviceClassName: no-such-class}
+      - name: b
+        exactly:
+          deviceClassName: dranet.net
+          selectors: [{cel: {expression: 'device.attributes["dra.net"].rdma =='}}]
+)"));
+  EXPECT_FALSE(r.allocated);
+  EXPECT_EQ(r.requests.at(0).problems.at(0), "DeviceClass no-such-class not found");
+  EXPECT_NE(r.requests.at(1).problems.at(0).find("selector 1 does not compile: 1:37: unexpected end of input"),
+            std::string::npos)
+      << r.requests.at(1).problems.at(0);
+}
+
+std::string NumaAlignedTemplate(int nic_count) {
+  return ClaimTemplate("gpu2-numa-nics",
+                       "      requests:\n" +
+                           ExactRequest("gpu", "gpu.nvidia.com", 1,
+                                        R"(device.attributes["resource.kubernetes.io"].pciBusID == "0018:06:00.0")") +
+                           ExactRequest("nic", "dranet.net", nic_count) +
+                           "      constraints:\n"
+                           "      - {requests: [gpu, nic], matchAttribute: resource.kubernetes.io/numaNode}\n");
+}
+
+TEST(Constraints, MatchAttributeNumaNodeAcrossGpuSliceAndNics) {
+  Node node(Gb300Nics(), "gb300-node", Gb300GpuSlices());
+  TemplateResult r = node.Run(NumaAlignedTemplate(2));
+  ASSERT_TRUE(r.allocated) << Joined(r.problems);
+  EXPECT_EQ(Allocated(r, "gpu"), std::vector<std::string>{"gpu-2"});
+  EXPECT_EQ(RdmaOf(r, "nic"), (std::vector<std::string>{"mlx5_2", "mlx5_3"}));
+}
+
+TEST(Constraints, UnsatisfiableConstraintIsNamedWithValues) {
+  Node node(Gb300Nics(), "gb300-node", Gb300GpuSlices());
+  TemplateResult r = node.Run(NumaAlignedTemplate(3));
+  EXPECT_FALSE(r.allocated);
+  std::string problems = Joined(r.problems);
+  EXPECT_NE(problems.find("constraint cannot be met: matchAttribute resource.kubernetes.io/numaNode across [gpu, nic]"),
+            std::string::npos)
+      << problems;
+  EXPECT_NE(problems.find("gpu:gpu-2=1"), std::string::npos) << problems;
+}
+
+TEST(Constraints, MatchAttributePcieRootPairsGpuWithItsNic) {
+  // A p4d-like node: GPUs and NICs share PCIe roots (NODES.md §4).
+  std::vector<inventory::Device> nics;
+  for (int i = 0; i < 4; ++i) {
+    inventory::Device d = testing::IbOnlyNic(i, "000" + std::to_string(i), 0);
+    d.attributes["resource.kubernetes.io/pcieRoot"] = "pci000" + std::to_string(i) + ":00";
+    nics.push_back(std::move(d));
+  }
+  const char* gpus = R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSliceList","items":[
+    {"kind":"ResourceSlice","spec":{"driver":"gpu.nvidia.com","pool":{"name":"n"},"devices":[
+      {"name":"gpu-0","attributes":{"type":{"string":"gpu"},"resource.kubernetes.io/pcieRoot":{"string":"pci0002:00"}}},
+      {"name":"gpu-1","attributes":{"type":{"string":"gpu"},"resource.kubernetes.io/pcieRoot":{"string":"pci0003:00"}}}]}}]})";
+  Node node(nics, "n", gpus);
+  TemplateResult r = node.Run(R"(
+kind: ResourceClaimTemplate
+metadata: {name: gpu-nic-same-root}
+spec:
+  spec:
+    devices:
+      requests:
+      - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}
+      - {name: nic, exactly: {deviceClassName: dranet.net}}
+      constraints:
+      - {requests: [gpu, nic], matchAttribute: resource.kubernetes.io/pcieRoot}
+)");
+  ASSERT_TRUE(r.allocated) << Joined(r.problems);
+  EXPECT_EQ(Allocated(r, "gpu"), std::vector<std::string>{"gpu-0"});
+  EXPECT_EQ(RdmaOf(r, "nic"), std::vector<std::string>{"mlx5_2"});
+}
+
+TEST(Requests, FirstAvailableFallsBackInOrder) {
+  Node node(Gb300Nics(), "gb300-node");
+  TemplateResult r = node.Run(ClaimTemplate("fallback", R"(      requests:
+      - name: nic
+        firstAvailable:
+        - name: four-local
+          deviceClassName: dranet.net
+          count: 4
+          selectors: [{cel: {expression: 'device.attributes["dra.net"].numaNode == 0'}}]
+        - name: two-local
+          deviceClassName: dranet.net
+          count: 2
+          selectors: [{cel: {expression: 'device.attributes["dra.net"].numaNode == 0'}}]
+)"));
+  ASSERT_TRUE(r.allocated) << Joined(r.problems);
+  EXPECT_EQ(Allocated(r, "nic/two-local").size(), 2u);
+  EXPECT_TRUE(Allocated(r, "nic/four-local").empty());
+}
+
+TEST(Requests, DeviceClassesFromFileOverrideWellKnown) {
+  Node node(Gb300Nics(), "gb300-node");
+  auto classes = ParseDeviceClasses(R"(
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: dranet.net}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "dra.net" && device.attributes["dra.net"].numaNode == 1'}
+)");
+  auto results = Simulate(ParseClaimTemplates(R"(
+kind: ResourceClaimTemplate
+metadata: {name: any}
+spec: {spec: {devices: {requests: [{name: nic, exactly: {deviceClassName: dranet.net}}]}}}
+)"),
+                          node.devices, classes);
+  ASSERT_TRUE(results.at(0).allocated);
+  EXPECT_EQ(RdmaOf(results[0], "nic"), std::vector<std::string>{"mlx5_2"});
+}
+
+}  // namespace
+}  // namespace dranet::simulate
