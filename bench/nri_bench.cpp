@@ -106,7 +106,9 @@ void BM_CreateContainer_RoundTrip(benchmark::State& state) {
   NoNetdevs applier;
   FakeNriRuntime runtime({(dir / "nri.sock").string()});
   runtime.Listen();
-  dranet::nri::NriPlugin plugin({(dir / "nri.sock").string()}, claims, applier, log);
+  dranet::nri::NriPluginOptions plugin_options;
+  plugin_options.socket_path = (dir / "nri.sock").string();
+  dranet::nri::NriPlugin plugin(plugin_options, claims, applier, log);
   plugin.Start();
   if (!runtime.AcceptPlugin(10s)) {
     state.SkipWithError("plugin did not connect");

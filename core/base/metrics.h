@@ -17,6 +17,10 @@
 
 namespace dranet {
 
+// Reports one finished operation (a prepare, an NRI hook) to whoever keeps
+// metrics; services take one so they need not know the registry.
+using OperationObserver = std::function<void(const std::string& operation, bool ok, double seconds)>;
+
 using Labels = std::vector<std::string>;  // values, in the family's label-name order
 
 class MetricFamily {

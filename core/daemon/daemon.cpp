@@ -15,9 +15,15 @@
 #include "inventory/inventory.h"
 #include "inventory/monitor.h"
 #include "inventory/snapshot.h"
+#include "inject/netns_mover.h"
 #include "kube/api_client.h"
 #include "kube/cluster_config.h"
+#include "kube/event_recorder.h"
+#include "kube/resource_claim.h"
 #include "kube/slice_publisher.h"
+#include "kubelet/kubelet_plugin.h"
+#include "nri/nri_plugin.h"
+#include "state/checkpoint_store.h"
 #include "plugins/plugin_host.h"
 #include "plugins/recorded_metadata.h"
 
@@ -33,6 +39,9 @@ int WaitForSignal() {
   sigwait(&set, &sig);
   return sig;
 }
+
+// The daemon's own /proc: its kernel's boot id, not the node root's.
+constexpr const char* kSelfProcfs = "/proc";
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -138,7 +147,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   discovery_options.skip_ipoib = !options.move_ib_interfaces;
   inventory::Discoverer discoverer(discovery_options, logger);
   std::mutex devices_mu;
-  std::vector<inventory::Device> current_devices;
+  auto current_devices = std::make_shared<const std::vector<inventory::Device>>();
   uint64_t last_sequence = 0;
   auto on_devices = [&](std::vector<inventory::Device> devices) {
     auto started = std::chrono::steady_clock::now();
@@ -151,7 +160,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     if (publisher) sequence = publisher->Publish(devices);
     std::lock_guard lock(devices_mu);
     logger.Verbose(2, "inventory updated", {{"devices", devices.size()}});
-    current_devices = std::move(devices);
+    current_devices = std::make_shared<const std::vector<inventory::Device>>(std::move(devices));
     last_sequence = sequence;
   };
   health.AddLoop("discovery", options.resync_period * 3);
@@ -160,8 +169,88 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     on_devices(discoverer.Discover());
     bool synced = true;
     if (publisher) synced = publisher->WaitForSync(last_sequence, std::chrono::seconds(30));
-    logger.Info("discovered", {{"devices", current_devices.size()}, {"published", publisher ? (synced ? "yes" : "failed") : "disabled"}});
+    logger.Info("discovered", {{"devices", current_devices->size()}, {"published", publisher ? (synced ? "yes" : "failed") : "disabled"}});
     return synced ? 0 : 1;
+  }
+
+  metrics.Gauge("dranet_last_published_time_seconds", "When the node's slices were last confirmed on the API server");
+
+  // Prepared claims: the checkpoint belongs to the running kernel (boot id),
+  // so it reads this machine's own /proc, not the node root's.
+  std::unique_ptr<kube::EventRecorder> events;
+  if (api) events = std::make_unique<kube::EventRecorder>(*api, options.driver_name, options.node_name, logger);
+  auto& state_corrupt = metrics.Counter("dranet_state_corrupt_total", "Checkpoints discarded as corrupt at start");
+  state::CheckpointOptions checkpoint_options;
+  checkpoint_options.state_dir = options.state_dir;
+  checkpoint_options.procfs_root = kSelfProcfs;
+  checkpoint_options.on_corrupt = [&](const std::string& message) {
+    state_corrupt.Inc();
+    if (events)
+      events->Record({"v1", "Node", "", options.node_name, ""}, kube::EventType::kWarning, "StateCorrupt",
+                     message + "; starting with no prepared claims");
+  };
+  std::unique_ptr<state::CheckpointStore> prepared;
+  try {
+    prepared = std::make_unique<state::CheckpointStore>(checkpoint_options, logger);
+  } catch (const std::exception& e) {
+    logger.Error("cannot use the state directory", {{"dir", options.state_dir}, {"error", e.what()}});
+    return 1;
+  }
+
+  auto& operations = metrics.Counter("dranet_operations_total", "Prepares, unprepares and NRI requests",
+                                     {"operation", "result"});
+  auto& operation_seconds = metrics.Histogram("dranet_operation_duration_seconds",
+                                              "Latency of prepares and NRI requests", {"operation"});
+  OperationObserver observer = [&](const std::string& op, bool ok, double seconds) {
+    operations.Inc({op, ok ? "ok" : "error"});
+    operation_seconds.Observe(seconds, {op});
+  };
+
+  std::unique_ptr<kube::ResourceClaimReader> claim_reader;
+  std::unique_ptr<kubelet::KubeletPlugin> kubelet_plugin;
+  if (options.kubelet_plugin && api) {
+    claim_reader = std::make_unique<kube::ResourceClaimReader>(*api, logger);
+    kubelet::KubeletPluginOptions kubelet_options;
+    kubelet_options.driver_name = options.driver_name;
+    kubelet_options.node_name = options.node_name;
+    kubelet_options.kubelet_root_dir = options.kubelet_root_dir;
+    kubelet_options.host_root = options.host_root;
+    kubelet_options.rdma_exclusive = options.rdma_exclusive;
+    if (options.cdi) kubelet_options.cdi_dir = options.cdi_dir;
+    auto inventory_now = [&]() {
+      std::lock_guard lock(devices_mu);
+      return current_devices;
+    };
+    kubelet_plugin = std::make_unique<kubelet::KubeletPlugin>(kubelet_options, inventory_now,
+                                                             kubelet::ClaimLookupFrom(*claim_reader), *prepared,
+                                                             &plugin_host, logger);
+    kubelet_plugin->SetOperationObserver(observer);
+    kubelet_plugin->SetEventSink([&](const kubelet::ClaimRequest& claim, const std::string& reason,
+                                     const std::string& message) {
+      if (events)
+        events->Record({"resource.k8s.io/v1", "ResourceClaim", claim.namespace_name, claim.name, claim.uid},
+                       kube::EventType::kWarning, reason, message);
+    });
+    health.AddCondition("kubelet-registered");
+  } else if (options.kubelet_plugin) {
+    logger.Warning("kubelet DRA plugin disabled: it needs the API server (--publish=false)");
+  }
+
+  std::unique_ptr<inject::NetnsMover> netns_mover;
+  std::unique_ptr<nri::NriPlugin> nri_plugin;
+  if (options.nri) {
+    try {
+      netns_mover = std::make_unique<inject::NetnsMover>(inject::NetnsMover::Options{}, logger);
+    } catch (const std::exception& e) {
+      logger.Error("cannot open the host network namespace", {{"error", e.what()}});
+      return 1;
+    }
+    nri::NriPluginOptions nri_options;
+    nri_options.socket_path = options.nri_socket;
+    nri_options.plugin_name = options.driver_name;
+    nri_options.observer = observer;
+    nri_plugin = std::make_unique<nri::NriPlugin>(nri_options, *prepared, *netns_mover, logger);
+    health.AddCondition("nri-connected");
   }
 
   inventory::DiscoveryMonitor::Options monitor_options;
@@ -169,37 +258,45 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   inventory::DiscoveryMonitor monitor(discoverer, on_devices, logger, monitor_options);
   try {
     monitor.Start();
+    if (kubelet_plugin) kubelet_plugin->Start();
+    if (nri_plugin) nri_plugin->Start();
   } catch (const std::exception& e) {
-    logger.Error("cannot watch netlink for device changes", {{"error", e.what()}});
+    logger.Error("cannot start", {{"error", e.what()}});
     return 1;
   }
-  metrics.Gauge("dranet_last_published_time_seconds", "When the node's slices were last confirmed on the API server");
+
+  // One thread turns the components' states into readiness conditions.
   std::atomic<bool> stopping{false};
-  std::thread readiness;
-  if (publisher) {
-    readiness = std::thread([&] {
-      while (!stopping) {
+  std::thread probe([&] {
+    bool published = false;
+    while (!stopping) {
+      if (publisher && !published) {
         uint64_t seq;
         {
           std::lock_guard lock(devices_mu);
           seq = last_sequence;
         }
-        if (seq != 0 && publisher->WaitForSync(seq, std::chrono::milliseconds(500))) {
+        if (seq != 0 && publisher->WaitForSync(seq, std::chrono::milliseconds(100))) {
+          published = true;
           health.Set("first-publish", true);
           metrics.Gauge("dranet_last_published_time_seconds", "").Set(Now());
-          return;
         }
-        if (seq == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
-    });
-  }
+      if (kubelet_plugin) health.Set("kubelet-registered", kubelet_plugin->registered());
+      if (nri_plugin) health.Set("nri-connected", nri_plugin->connected());
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
   logger.Info("dranetd ready to serve", {{"node", options.node_name}, {"snapshot", snapshot}});
   int sig = WaitForSignal();
   logger.Info("shutting down", {{"signal", sig}});
   stopping = true;
-  if (readiness.joinable()) readiness.join();
+  probe.join();
+  if (kubelet_plugin) kubelet_plugin->Stop();  // no new prepares; sockets removed
+  if (nri_plugin) nri_plugin->Stop();          // in-flight hooks finish first
   monitor.Stop();
   publisher.reset();  // slices stay published for the next start
+  logger.Info("stopped; prepared claims kept", {{"dir", options.state_dir}, {"claims", prepared->All().size()}});
   return 0;
 }
 

@@ -2,8 +2,11 @@
 // core/daemon/daemon.h — dranetd's wiring: which components run, in which
 // order, and what each reports to metrics and health.
 //
-// Start order: metrics/health endpoint → plugins → discovery monitor (first
-// discovery) → ResourceSlice publisher → kubelet DRA plugin → NRI plugin.
+// Start order: metrics/health endpoint → plugins → prepared-claims state →
+// discovery monitor (first discovery) → ResourceSlice publisher → kubelet
+// DRA plugin → NRI plugin. On SIGTERM: stop taking prepares (kubelet plugin
+// sockets removed), stop NRI after in-flight hooks, stop discovery and the
+// publisher; the state stays on disk for the next start.
 // Stop order is the reverse. Every component is optional so the daemon runs
 // on a snapshot without a cluster (`--publish=false`) as well as in one.
 #include <chrono>
@@ -24,6 +27,16 @@ struct DaemonOptions {
   bool move_ib_interfaces = true;  // false: IPoIB netdevs skipped, HCAs published IB-only
   std::string filter{"<dranet default>"};  // publish filter (CEL, DRANET's dialect); "" = none
   std::string metrics_address = ":9177";
+  // Kubelet DRA plugin (needs the API server to read claims).
+  bool kubelet_plugin = true;
+  std::string kubelet_root_dir = "/var/lib/kubelet";
+  std::string state_dir = "/var/run/dranet";
+  bool cdi = false;                      // CDI strategy: spec files + CDI ids for kubelet
+  std::string cdi_dir = "/var/run/cdi";
+  bool rdma_exclusive = false;  // RDMA netns mode exclusive: move HCA links with netdevs
+  // NRI plugin (device nodes, env, netdev moves at pod start).
+  bool nri = true;
+  std::string nri_socket = "/var/run/nri/nri.sock";
   std::chrono::seconds resync_period{60};
   bool once = false;  // discover, publish once (when enabled), print the device count, exit
   plugins::PluginFlags plugins;

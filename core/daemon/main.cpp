@@ -40,6 +40,15 @@ int main(int argc, char** argv) {
                  "CEL publish filter over attributes (DRANET syntax); \"\" publishes every device");
   app.add_option("--metrics-address", options.metrics_address,
                  "host:port for /metrics, /livez, /readyz, /healthz; \"off\" disables");
+  app.add_option("--kubelet-plugin", options.kubelet_plugin, "Serve the kubelet DRA plugin (needs the API server)");
+  app.add_option("--kubelet-root-dir", options.kubelet_root_dir, "Kubelet's root directory (plugin sockets)");
+  app.add_option("--state-dir", options.state_dir, "Where prepared claims are checkpointed");
+  app.add_option("--rdma-exclusive", options.rdma_exclusive,
+                 "RDMA netns mode is exclusive: move HCA links into pods with their netdevs");
+  app.add_option("--cdi", options.cdi, "Also inject through CDI spec files (fails closed on runtimes with CDI)");
+  app.add_option("--cdi-dir", options.cdi_dir, "Directory for CDI spec files");
+  app.add_option("--nri", options.nri, "Run the NRI plugin (device nodes, env, netdevs at pod start)");
+  app.add_option("--nri-socket", options.nri_socket, "The container runtime's NRI socket");
   app.add_option("--resync-seconds", resync_seconds, "Rediscover at least this often")->check(CLI::Range(1, 86400));
   app.add_option("--log-format", log_format, "text (klog) or json")->check(CLI::IsMember({"text", "json"}));
   app.add_option("-v,--v", verbosity, "Log verbosity");

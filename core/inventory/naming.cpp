@@ -6,8 +6,6 @@
 namespace dranet::inventory {
 namespace {
 
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-
 bool IsHexDigit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 
 // True when text[from, from+count) are all hex digits.
@@ -19,15 +17,6 @@ bool AllHex(std::string_view text, std::size_t from, std::size_t count) {
 }
 
 }  // namespace
-
-bool IsDnsLabel(std::string_view name) {
-  if (name.empty() || name.size() > kMaxDeviceNameBytes) return false;
-  if (!IsLowerAlnum(name.front()) || !IsLowerAlnum(name.back())) return false;
-  for (char c : name) {
-    if (!IsLowerAlnum(c) && c != '-') return false;
-  }
-  return true;
-}
 
 std::string EncodeBase32Lower(std::string_view bytes) {
   static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz234567";

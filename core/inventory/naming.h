@@ -10,6 +10,8 @@
 // place, so no attribute can get a ResourceSlice rejected.
 #include <cstddef>
 #include <string>
+
+#include "base/k8s_names.h"
 #include <string_view>
 #include <vector>
 
@@ -20,8 +22,8 @@ inline constexpr std::size_t kMaxAttributeValueBytes = 64;
 // resource.k8s.io/v1 Device.name: a DNS-1123 label, at most 63 bytes.
 inline constexpr std::size_t kMaxDeviceNameBytes = 63;
 
-// True for a DNS-1123 label: 1..63 of [a-z0-9-], starting and ending alnum.
-bool IsDnsLabel(std::string_view name);
+// DNS-1123 label rule, shared with the API client (base/k8s_names.h).
+using dranet::IsDnsLabel;
 
 // Lowercase RFC 4648 base32 without padding ("Eth0" -> "iv2gqma").
 std::string EncodeBase32Lower(std::string_view bytes);

@@ -19,7 +19,7 @@
 #include "kube/cluster_config.h"
 #include "kube/event_recorder.h"
 #include "kube/list_watch.h"
-#include "kube/names.h"
+#include "base/k8s_names.h"
 #include "kube/resource_claim.h"
 #include "kube/resource_slice.h"
 #include "kube/slice_publisher.h"

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "kube/json_fields.h"
-#include "kube/names.h"
+#include "base/k8s_names.h"
 
 namespace dranet::kube {
 namespace {

@@ -78,7 +78,15 @@ void NriPlugin::RunLoop() {
       service_.ResetConnection();
       session = std::make_shared<TtrpcSession>(
           std::move(fd), TtrpcSession::kPluginRoles,
-          [this](const RpcRequest& r) { return service_.Handle(r); }, "nri-conn");
+          [this](const RpcRequest& r) {
+            if (!options_.observer) return service_.Handle(r);
+            auto started = std::chrono::steady_clock::now();
+            RpcResult result = service_.Handle(r);
+            options_.observer(r.method, result.status.ok(),
+                              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+            return result;
+          },
+          "nri-conn");
     } catch (const std::system_error& e) {
       if (!outage_logged) {
         log_.Warning("NRI runtime not reachable, retrying", {{"socket", options_.socket_path},

@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "base/metrics.h"
 #include "inject/pod_netns_applier.h"
 #include "nri/plugin_service.h"
 #include "state/prepared_claims.h"
@@ -43,6 +44,8 @@ struct NriPluginOptions {
   std::chrono::milliseconds max_backoff{10000};
   // How long RegisterPlugin may take (the runtime's own limit is 5 s).
   std::chrono::milliseconds registration_timeout{5000};
+  // Told about every request the runtime sends (method name, ok, latency).
+  OperationObserver observer;
 };
 
 class NriPlugin {

@@ -1,43 +1,12 @@
 #include "plugins/attribute_rules.h"
 
-#include <cctype>
-#include <regex>
+#include "base/k8s_names.h"
 
 namespace dranet::plugins {
 namespace {
-constexpr std::size_t kMaxIdentifier = 32;
 constexpr std::size_t kMaxDomain = 63;
 constexpr std::size_t kMaxValue = 64;
 }  // namespace
-
-bool IsDnsLabel(const std::string& s) {
-  if (s.empty() || s.size() > 63) return false;
-  for (char c : s)
-    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-          c == '-'))
-      return false;
-  return s.front() != '-' && s.back() != '-';
-}
-
-bool IsDnsSubdomain(const std::string& s) {
-  if (s.empty() || s.size() > 253) return false;
-  std::size_t start = 0;
-  for (;;) {
-    auto dot = s.find('.', start);
-    if (!IsDnsLabel(s.substr(start, dot == std::string::npos ? std::string::npos : dot - start)))
-      return false;
-    if (dot == std::string::npos) return true;
-    start = dot + 1;
-  }
-}
-
-bool IsCIdentifier(const std::string& s, std::size_t max_length) {
-  if (s.empty() || s.size() > max_length) return false;
-  if (std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  return true;
-}
 
 bool IsCoreDomain(const std::string& qualified_name) {
   auto slash = qualified_name.find('/');
@@ -59,7 +28,7 @@ std::optional<std::pair<std::string, inventory::AttributeValue>> AcceptAttribute
     why = "attribute \"" + name + "\": domain must be a DNS subdomain of at most 63 characters";
     return std::nullopt;
   }
-  if (!IsCIdentifier(id, kMaxIdentifier)) {
+  if (!IsAttributeId(id)) {
     why = "attribute \"" + name + "\": identifier must be a C identifier of at most 32 characters";
     return std::nullopt;
   }
@@ -77,9 +46,7 @@ std::optional<std::pair<std::string, inventory::AttributeValue>> AcceptAttribute
         return std::nullopt;
       }
       if (attr.type == DRANET_ATTR_STRING) return std::make_pair(qualified, inventory::AttributeValue(value));
-      static const std::regex kSemVer(
-          R"(^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$)");
-      if (!std::regex_match(value, kSemVer)) {
+      if (!IsSemVer(value)) {
         why = "attribute \"" + qualified + "\": \"" + value + "\" is not a semantic version";
         return std::nullopt;
       }

@@ -19,8 +19,5 @@ std::optional<std::pair<std::string, inventory::AttributeValue>> AcceptAttribute
 // True for the domains only the core may write (dra.net, resource.kubernetes.io).
 bool IsCoreDomain(const std::string& qualified_name);
 
-bool IsDnsLabel(const std::string& s);       // RFC 1123 label, <= 63
-bool IsDnsSubdomain(const std::string& s);   // RFC 1123 subdomain, <= 253
-bool IsCIdentifier(const std::string& s, std::size_t max_length);
 
 }  // namespace dranet::plugins

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "base/k8s_names.h"
 #include "plugins/attribute_rules.h"
 
 namespace dranet::plugins {

@@ -10,7 +10,6 @@
 // rsmi_init failing with RSMI_STATUS_INIT_ERROR means "no AMD GPUs".
 #include <dranet/plugin.hpp>
 
-#include <dlfcn.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "gpu_nic_plugin.h"
+#include "vendor_library.h"
 #include "pci_topology.h"
 
 namespace {
@@ -57,18 +57,17 @@ using RsmiNuma = uint32_t (*)(uint32_t, uint32_t*);
 // GPUs in ROCm SMI order; empty with `why` set when ROCm SMI is absent,
 // unusable or sees no GPU.
 std::vector<RocmGpu> RocmSmiGpus(const std::string& library, std::string& why) {
-  void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    const char* err = dlerror();
-    why = "cannot load " + library + ": " + (err ? err : "unknown error");
+  common::VendorLibrary lib(library);
+  if (!lib.ok()) {
+    why = lib.why();
     return {};
   }
   std::vector<RocmGpu> gpus;
-  auto init = reinterpret_cast<RsmiInit>(dlsym(lib, "rsmi_init"));
-  auto shut_down = reinterpret_cast<RsmiShutDown>(dlsym(lib, "rsmi_shut_down"));
-  auto num = reinterpret_cast<RsmiNumDevices>(dlsym(lib, "rsmi_num_monitor_devices"));
-  auto pci_id = reinterpret_cast<RsmiPciId>(dlsym(lib, "rsmi_dev_pci_id_get"));
-  auto numa = reinterpret_cast<RsmiNuma>(dlsym(lib, "rsmi_topo_numa_affinity_get"));
+  auto init = lib.Symbol<RsmiInit>("rsmi_init");
+  auto shut_down = lib.Symbol<RsmiShutDown>("rsmi_shut_down");
+  auto num = lib.Symbol<RsmiNumDevices>("rsmi_num_monitor_devices");
+  auto pci_id = lib.Symbol<RsmiPciId>("rsmi_dev_pci_id_get");
+  auto numa = lib.Symbol<RsmiNuma>("rsmi_topo_numa_affinity_get");
   if (!init || !shut_down || !num || !pci_id || !numa) {
     why = library + " lacks the ROCm SMI entry points";
   } else if (uint32_t rc = init(0); rc == kRsmiInitError) {
@@ -94,7 +93,6 @@ std::vector<RocmGpu> RocmSmiGpus(const std::string& library, std::string& why) {
     shut_down();
     if (gpus.empty()) why = "ROCm SMI lists no GPU";
   }
-  dlclose(lib);
   return gpus;
 }
 

@@ -9,7 +9,6 @@
 // never required: nothing links against it.
 #include <dranet/plugin.hpp>
 
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstring>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "gpu_nic_plugin.h"
+#include "vendor_library.h"
 #include "pci_topology.h"
 
 namespace {
@@ -49,18 +49,17 @@ using NvmlGetPciInfo = int (*)(void*, void*);
 // GPU bus IDs in NVML order ("0000:8f:00.0"), or an empty list with `why`
 // set when NVML cannot be used.
 std::vector<std::string> NvmlBusIds(const std::string& library, std::string& why) {
-  void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    const char* err = dlerror();
-    why = "cannot load " + library + ": " + (err ? err : "unknown error");
+  common::VendorLibrary lib(library);
+  if (!lib.ok()) {
+    why = lib.why();
     return {};
   }
   std::vector<std::string> ids;
-  auto init = reinterpret_cast<NvmlInit>(dlsym(lib, "nvmlInit_v2"));
-  auto shutdown = reinterpret_cast<NvmlShutdown>(dlsym(lib, "nvmlShutdown"));
-  auto count = reinterpret_cast<NvmlGetCount>(dlsym(lib, "nvmlDeviceGetCount_v2"));
-  auto handle = reinterpret_cast<NvmlGetHandle>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
-  auto pci = reinterpret_cast<NvmlGetPciInfo>(dlsym(lib, "nvmlDeviceGetPciInfo_v3"));
+  auto init = lib.Symbol<NvmlInit>("nvmlInit_v2");
+  auto shutdown = lib.Symbol<NvmlShutdown>("nvmlShutdown");
+  auto count = lib.Symbol<NvmlGetCount>("nvmlDeviceGetCount_v2");
+  auto handle = lib.Symbol<NvmlGetHandle>("nvmlDeviceGetHandleByIndex_v2");
+  auto pci = lib.Symbol<NvmlGetPciInfo>("nvmlDeviceGetPciInfo_v3");
   if (!init || !shutdown || !count || !handle || !pci) {
     why = library + " lacks the NVML v2/v3 entry points";
   } else if (int rc = init(); rc != 0) {
@@ -82,7 +81,6 @@ std::vector<std::string> NvmlBusIds(const std::string& library, std::string& why
     shutdown();
     if (ids.empty()) why = "NVML reports no GPUs";
   }
-  dlclose(lib);
   return ids;
 }
 

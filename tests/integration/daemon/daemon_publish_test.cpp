@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "fake_apiserver.h"
+#include "fake_kubelet.h"
 #include "plugins/host_services.h"
 
 namespace fs = std::filesystem;
@@ -101,17 +102,28 @@ class DaemonPublishTest : public ::testing::Test {
     fs::create_directories(dir_);
     api_.RequireToken("e2e-token");
     api_.PutObject("/api/v1/nodes", R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + kNode + R"("}})");
+    // A kubelet to register with: readiness waits for the registration.
+    fs::create_directories(dir_ / "kubelet/plugins_registry");
+    dranet::fakes::FakeKubeletOptions kubelet_options;
+    kubelet_options.registry_dir = dir_ / "kubelet/plugins_registry";
+    kubelet_ = std::make_unique<dranet::fakes::FakeKubelet>(kubelet_options);
+    kubelet_->Start();
     std::ofstream(dir_ / "kubeconfig") << "apiVersion: v1\nkind: Config\ncurrent-context: e2e\n"
                                        << "clusters:\n- name: fake\n  cluster:\n    server: " << api_.url() << "\n"
                                        << "users:\n- name: u\n  user:\n    token: e2e-token\n"
                                        << "contexts:\n- name: e2e\n  context:\n    cluster: fake\n    user: u\n";
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    kubelet_.reset();
+    fs::remove_all(dir_);
+  }
 
   std::vector<std::string> Args() {
     return {"--kubeconfig", (dir_ / "kubeconfig").string(), "--node-name", kNode,
             "--host-root", std::string(DRANET_TEST_NODES_DIR) + "/nd-gb300-v6",
-            "--metrics-address", "127.0.0.1:0", "-v", "2"};
+            "--metrics-address", "127.0.0.1:0", "-v", "2",
+            "--kubelet-root-dir", (dir_ / "kubelet").string(), "--state-dir", (dir_ / "state").string(),
+            "--nri=false"};
   }
 
   std::size_t SliceWrites() {
@@ -121,6 +133,7 @@ class DaemonPublishTest : public ::testing::Test {
 
   fs::path dir_;
   dranet::fakes::FakeApiServer api_;
+  std::unique_ptr<dranet::fakes::FakeKubelet> kubelet_;
 };
 
 uint16_t WaitForReady(Dranetd& d) {
@@ -183,6 +196,7 @@ TEST_F(DaemonPublishTest, NotReadyWhileTheApiServerIsDown) {
   auto ready = Get(p, "/readyz");
   EXPECT_EQ(ready.status, 503);
   EXPECT_NE(ready.body.find("[-]first-publish"), std::string::npos) << ready.body;
+  EXPECT_NE(ready.body.find("kubelet-registered"), std::string::npos) << ready.body;
   api_.SetDown(false);
   ASSERT_NE(WaitForReady(d), 0) << "publishing resumes once the API server is back";
   EXPECT_EQ(api_.ListObjects("/apis/resource.k8s.io/v1/resourceslices").size(), 1u);

@@ -54,12 +54,3 @@ TEST(AttributeRules, CoreDomains) {
   EXPECT_FALSE(IsCoreDomain("azure.dra.net/vmSize"));
   EXPECT_FALSE(IsCoreDomain("gpuIndex"));
 }
-
-TEST(AttributeRules, DnsNames) {
-  EXPECT_TRUE(IsDnsLabel("pci-0000-8a-00-0"));
-  EXPECT_FALSE(IsDnsLabel("-a"));
-  EXPECT_FALSE(IsDnsLabel("A"));
-  EXPECT_FALSE(IsDnsLabel(std::string(64, 'a')));
-  EXPECT_TRUE(IsDnsSubdomain("gce.dra.net"));
-  EXPECT_FALSE(IsDnsSubdomain("gce..net"));
-}

@@ -1,10 +1,10 @@
-#include "kube/names.h"
+#include "base/k8s_names.h"
 
 #include <string>
 
 #include <gtest/gtest.h>
 
-namespace dranet::kube {
+namespace dranet {
 namespace {
 
 TEST(Names, DnsLabel) {
@@ -56,4 +56,4 @@ TEST(Names, SemVer) {
 }
 
 }  // namespace
-}  // namespace dranet::kube
+}  // namespace dranet

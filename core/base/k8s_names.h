@@ -1,10 +1,10 @@
 #pragma once
-// core/kube/names.h — the Kubernetes name and value rules the API server enforces on what we
+// core/base/k8s_names.h — the Kubernetes name and value rules the API server enforces on what we
 // send (spec/PROTOCOLS.md §4.1). Checked before sending, so that one bad device is dropped
 // with a clear log line instead of the API server rejecting the whole slice.
 #include <string_view>
 
-namespace dranet::kube {
+namespace dranet {
 
 // DNS-1123 label: 1–63 chars of [a-z0-9-], starting and ending alphanumeric.
 bool IsDnsLabel(std::string_view text);
@@ -17,4 +17,4 @@ bool IsQualifiedName(std::string_view text);
 // Semantic version 2.0.0: MAJOR.MINOR.PATCH[-pre][+build], no leading zeros in numbers.
 bool IsSemVer(std::string_view text);
 
-}  // namespace dranet::kube
+}  // namespace dranet

@@ -1,9 +1,9 @@
 // core/kube/names.cpp — name and value rules of the Kubernetes API (see names.h).
-#include "kube/names.h"
+#include "base/k8s_names.h"
 
 #include <cstddef>
 
-namespace dranet::kube {
+namespace dranet {
 namespace {
 
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -94,4 +94,4 @@ bool IsSemVer(std::string_view text) {
   return ok && numbers == 3;
 }
 
-}  // namespace dranet::kube
+}  // namespace dranet

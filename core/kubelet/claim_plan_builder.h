@@ -1,0 +1,61 @@
+#pragma once
+// core/kubelet/claim_plan_builder.h — one allocated ResourceClaim → its ClaimPlan.
+//
+// Everything slow or fallible of prepare happens here, so that the NRI hooks
+// only apply a finished plan: the claim's results for our driver and pool,
+// each resolved against the node's inventory by device name; the opaque
+// NetworkConfig of each result (class configs, then claim configs, merged and
+// validated strictly); the char devices of every RDMA device
+// (uverbsN, umadN and rdma_cm — never issmN, which lets a process claim the
+// subnet-manager role); netdev moves with the host state captured now; and
+// the edits of injection plugins. Any problem throws PrepareError with a
+// message naming the claim, the device or the config field.
+#include <filesystem>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "inject/plan.h"
+#include "inventory/device.h"
+#include "kube/resource_claim.h"
+#include "plugins/plugin_host.h"
+
+namespace dranet::kubelet {
+
+class PrepareError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Container edits from injection plugins for a claim's devices
+// (PluginHost::Inject, or a stand-in in tests).
+using InjectFunction = std::function<plugins::InjectionEdits(
+    const plugins::ClaimRef& claim, const std::vector<inventory::Device>& devices)>;
+
+// The host-side state of netdev `if_name` now (MTU, addresses, routes), kept
+// in the plan so that teardown restores it. Throws when the netdev is gone.
+using HostNetdevStateReader = std::function<inject::NetdevHostState(const std::string& if_name)>;
+
+struct PlanBuilderOptions {
+  std::string driver_name = "dra.net";
+  std::string pool_name;                  // our pool = the node name
+  std::filesystem::path dev_root = "/dev";  // host side of device nodes
+  bool rdma_exclusive = false;            // RDMA netns mode "exclusive": move the HCA too
+};
+
+// Builds the plan of `claim`, which must be allocated. `inventory` is the
+// node's current device list; `inject` and `read_host_state` may be empty
+// (no plugins; no netdev devices expected). Throws PrepareError.
+inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
+                                 const std::vector<inventory::Device>& inventory,
+                                 const PlanBuilderOptions& options, const InjectFunction& inject,
+                                 const HostNetdevStateReader& read_host_state);
+
+// The pod UIDs of status.reservedFor, sorted and unique.
+std::vector<std::string> ReservedPods(const kube::ResourceClaim& claim);
+
+// "req/sub" → "req": the request name kubelet expects in request_names.
+std::string TopLevelRequest(const std::string& request);
+
+}  // namespace dranet::kubelet

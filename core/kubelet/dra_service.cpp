@@ -1,0 +1,217 @@
+#include "kubelet/dra_service.h"
+
+#include <chrono>
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "inject/cdi_spec.h"
+#include "kube/api_client.h"
+#include "state/fault_points.h"
+
+namespace dranet::kubelet {
+namespace {
+
+std::string Describe(const ClaimRequest& c) { return c.namespace_name + "/" + c.name; }
+
+double MillisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+DraService::DraService(DraServiceOptions options, DraServiceDeps deps, Logger& log)
+    : options_(std::move(options)),
+      deps_(std::move(deps)),
+      log_(log),
+      pool_(options_.prepare_workers, "dra-prepare") {
+  if (!deps_.claims || !deps_.inventory || deps_.prepared == nullptr)
+    throw std::invalid_argument("DraService needs a claim lookup, an inventory and a PreparedClaims store");
+  if (deps_.inject) {
+    // Plugins see one claim at a time (their workers are serial anyway).
+    auto inject = std::move(deps_.inject);
+    deps_.inject = [this, inject](const plugins::ClaimRef& ref, const std::vector<inventory::Device>& devices) {
+      std::lock_guard lock(inject_mu_);
+      return inject(ref, devices);
+    };
+  }
+}
+
+PrepareAnswer DraService::AnswerFor(const inject::ClaimPlan& plan) {
+  PrepareAnswer answer;
+  for (const auto& d : plan.devices)
+    answer.devices.push_back({{TopLevelRequest(d.request)}, d.pool, d.device, plan.cdi_device_ids});
+  return answer;
+}
+
+DraService::Outcome DraService::PrepareOne(const ClaimRequest& request) {
+  Outcome out;
+  try {
+    if (request.uid.empty() || request.name.empty())
+      throw PrepareError("claim \"" + Describe(request) + "\": kubelet sent no name or UID");
+    kube::ResourceClaim claim = deps_.claims(request.namespace_name, request.name, request.uid, {});
+    DRANET_FAULT_POINT("prepare-after-claim-read");
+    if (auto stored = deps_.prepared->Get(request.uid)) {
+      // Prepared before (kubelet retry, another pod of a shared claim, or a
+      // restart): keep the plan — its netdevs may already be in a pod — and
+      // follow the pods the claim is reserved for now.
+      auto pods = ReservedPods(claim);
+      out.answer = AnswerFor(*stored);
+      if (pods != stored->pod_uids) {
+        stored->pod_uids = std::move(pods);
+        out.to_store = std::move(*stored);
+        out.result = "pods-updated";
+      } else {
+        out.result = "already-prepared";
+      }
+      return out;
+    }
+    auto inventory = deps_.inventory();
+    if (!inventory) throw PrepareError("claim " + Describe(request) + ": the device inventory is not ready yet");
+    inject::ClaimPlan plan = BuildClaimPlan(claim, *inventory, options_.plan, deps_.inject, deps_.host_state);
+    if (!options_.cdi_dir.empty()) plan.cdi_device_ids = inject::WriteCdiSpec(plan, options_.cdi_dir);
+    out.answer = AnswerFor(plan);
+    out.to_store = std::move(plan);
+    out.result = "prepared";
+  } catch (const kube::ClaimError& e) {
+    out.answer.error = e.what();
+  } catch (const kube::ApiError& e) {
+    out.answer.error = "claim " + Describe(request) + ": cannot read it from the API server: " + e.what();
+  } catch (const std::exception& e) {
+    out.answer.error = e.what();
+  }
+  if (!out.answer.error.empty()) {
+    out.answer.devices.clear();
+    out.to_store.reset();
+    out.result = "failed";
+  }
+  return out;
+}
+
+std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<ClaimRequest>& claims) {
+  const auto start = std::chrono::steady_clock::now();
+  struct Owned {
+    ClaimRequest request;
+    std::promise<PrepareAnswer> promise;
+    Outcome outcome;
+  };
+  std::vector<std::unique_ptr<Owned>> owned;
+  std::vector<std::pair<std::string, std::shared_future<PrepareAnswer>>> joined;
+  {
+    std::lock_guard lock(inflight_mu_);
+    std::set<std::string> seen;
+    for (const auto& c : claims) {
+      if (!seen.insert(c.uid).second) continue;  // listed twice in one call
+      auto it = inflight_.find(c.uid);
+      if (it != inflight_.end()) {
+        joined.emplace_back(c.uid, it->second);
+        continue;
+      }
+      auto job = std::make_unique<Owned>();
+      job->request = c;
+      inflight_.emplace(c.uid, job->promise.get_future().share());
+      owned.push_back(std::move(job));
+    }
+  }
+
+  std::vector<std::function<void()>> tasks;
+  for (auto& job : owned)
+    tasks.push_back([this, j = job.get()] {
+      auto started = std::chrono::steady_clock::now();
+      j->outcome = PrepareOne(j->request);
+      if (deps_.observer)
+        deps_.observer("prepare", j->outcome.answer.error.empty(),
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    });
+  if (!tasks.empty()) pool_.RunAll(std::move(tasks));
+
+  std::vector<inject::ClaimPlan> to_store;
+  for (auto& job : owned)
+    if (job->outcome.to_store) to_store.push_back(*job->outcome.to_store);
+  if (!to_store.empty()) {
+    DRANET_FAULT_POINT("prepare-before-persist");
+    try {
+      deps_.prepared->Put(to_store);
+    } catch (const std::exception& e) {
+      for (auto& job : owned) {
+        if (!job->outcome.to_store) continue;
+        job->outcome.answer = {{}, "claim " + Describe(job->request) + ": cannot save the prepared state: " +
+                                       e.what()};
+        job->outcome.result = "failed";
+      }
+    }
+    DRANET_FAULT_POINT("prepare-after-persist");
+  }
+
+  std::map<std::string, PrepareAnswer> answers;
+  {
+    std::lock_guard lock(inflight_mu_);
+    for (auto& job : owned) {
+      job->promise.set_value(job->outcome.answer);
+      inflight_.erase(job->request.uid);
+    }
+  }
+  for (auto& job : owned) {
+    const auto& o = job->outcome;
+    if (o.answer.error.empty()) {
+      log_.Info("claim prepared", {{"claim", Describe(job->request)},
+                                   {"uid", job->request.uid},
+                                   {"result", o.result},
+                                   {"devices", o.answer.devices.size()},
+                                   {"latency_ms", MillisSince(start)}});
+    } else {
+      log_.Warning("claim prepare failed", {{"claim", Describe(job->request)},
+                                            {"uid", job->request.uid},
+                                            {"error", o.answer.error}});
+      if (deps_.events) deps_.events(job->request, "ClaimPrepareFailed", o.answer.error);
+    }
+    answers[job->request.uid] = o.answer;
+  }
+  for (auto& [uid, future] : joined) answers[uid] = future.get();
+  return answers;
+}
+
+std::map<std::string, std::string> DraService::Unprepare(const std::vector<ClaimRequest>& claims) {
+  // A prepare of the same claim still running finishes first, so that its
+  // Put cannot land after this Remove.
+  std::vector<std::shared_future<PrepareAnswer>> running;
+  {
+    std::lock_guard lock(inflight_mu_);
+    for (const auto& c : claims) {
+      auto it = inflight_.find(c.uid);
+      if (it != inflight_.end()) running.push_back(it->second);
+    }
+  }
+  for (auto& f : running) f.wait();
+
+  std::vector<std::string> uids;
+  std::map<std::string, std::string> errors;
+  for (const auto& c : claims) {
+    uids.push_back(c.uid);
+    errors[c.uid] = "";
+  }
+  DRANET_FAULT_POINT("unprepare-before-persist");
+  try {
+    deps_.prepared->Remove(uids);
+  } catch (const std::exception& e) {
+    for (auto& [uid, error] : errors) error = std::string("cannot save the unprepared state: ") + e.what();
+  }
+  DRANET_FAULT_POINT("unprepare-after-persist");
+  if (!options_.cdi_dir.empty())
+    for (const auto& uid : uids) {
+      try {
+        inject::RemoveCdiSpec(uid, options_.cdi_dir);
+      } catch (const std::exception& e) {
+        log_.Warning("cannot remove CDI spec", {{"uid", uid}, {"error", e.what()}});
+      }
+    }
+  for (const auto& c : claims) {
+    log_.Info(errors[c.uid].empty() ? "claim unprepared" : "claim unprepare failed",
+              {{"claim", Describe(c)}, {"uid", c.uid}, {"error", errors[c.uid]}});
+    if (deps_.observer) deps_.observer("unprepare", errors[c.uid].empty(), 0.0);
+  }
+  return errors;
+}
+
+}  // namespace dranet::kubelet

@@ -1,0 +1,127 @@
+#pragma once
+// core/kubelet/dra_service.h — NodePrepareResources / NodeUnprepareResources,
+// independent of the gRPC version that carried them.
+//
+// Prepare, per claim and concurrently (a bounded pool): read the claim (UID
+// checked), build its ClaimPlan (claim_plan_builder.h), then persist every new
+// plan of the call in one PreparedClaims::Put (one fsync) and answer each
+// claim on its own — one claim's error never fails the others.
+//   * Idempotent: a claim already prepared is answered from its stored plan
+//     (only its pod list is refreshed from status.reservedFor), so a second
+//     prepare, also after a restart, answers identically.
+//   * The same claim asked for by concurrent calls is prepared once; the
+//     later callers wait for and share the first one's answer.
+//   * A claim shared by several pods keeps every pod of status.reservedFor.
+// Unprepare drops the stored plans (one Remove, one fsync); it never needs
+// the claim object, and unknown claims succeed.
+//
+// Thread-safety: Prepare and Unprepare may be called from many threads.
+#include <chrono>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "base/log.h"
+#include "base/metrics.h"
+#include "inventory/device.h"
+#include "kube/resource_claim.h"
+#include "kubelet/claim_plan_builder.h"
+#include "kubelet/worker_pool.h"
+#include "state/prepared_claims.h"
+
+namespace dranet::kubelet {
+
+// A claim as kubelet names it.
+struct ClaimRequest {
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+};
+
+// One device of a prepared claim, as answered to kubelet.
+struct PreparedDevice {
+  std::vector<std::string> request_names;  // top-level request names
+  std::string pool_name;
+  std::string device_name;
+  std::vector<std::string> cdi_device_ids;
+  friend bool operator==(const PreparedDevice&, const PreparedDevice&) = default;
+};
+
+// The answer for one claim: devices, or a non-empty error.
+struct PrepareAnswer {
+  std::vector<PreparedDevice> devices;
+  std::string error;
+  friend bool operator==(const PrepareAnswer&, const PrepareAnswer&) = default;
+};
+
+// Reads claim namespace/name and checks its UID (kube::ResourceClaimReader::Get
+// or a stand-in). Throws kube::ClaimError / kube::ApiError / std::exception.
+using ClaimLookup = std::function<kube::ResourceClaim(
+    const std::string& namespace_name, const std::string& name, const std::string& uid,
+    std::stop_token stop)>;
+
+// The node's current devices. Called once per prepared claim; should return
+// a cached list (a discovery per call would dominate prepare latency).
+using InventoryProvider = std::function<std::shared_ptr<const std::vector<inventory::Device>>()>;
+
+// Reports a failed claim to the user (an Event on the ResourceClaim).
+// `reason` is CamelCase ("ClaimPrepareFailed"). Must not throw.
+using ClaimEventSink = std::function<void(const ClaimRequest& claim, const std::string& reason,
+                                          const std::string& message)>;
+
+struct DraServiceOptions {
+  PlanBuilderOptions plan;   // driver name, pool (node) name, dev root, RDMA mode
+  unsigned prepare_workers = 8;  // claims of one call prepared in parallel
+  // CDI strategy: when set, each prepared claim gets a CDI spec file here and
+  // kubelet gets its CDI device ids, so runtimes with CDI inject fail-closed.
+  std::string cdi_dir;
+};
+
+struct DraServiceDeps {
+  ClaimLookup claims;                  // required
+  InventoryProvider inventory;         // required
+  state::PreparedClaims* prepared = nullptr;  // required
+  InjectFunction inject;               // optional: no injection plugins
+  HostNetdevStateReader host_state;    // optional: required only for netdev devices
+  ClaimEventSink events;               // optional
+  OperationObserver observer;          // optional: "prepare"/"unprepare" per claim, with latency
+};
+
+class DraService {
+ public:
+  // `log` must outlive the service. Throws std::invalid_argument when a
+  // required dependency is missing.
+  DraService(DraServiceOptions options, DraServiceDeps deps, Logger& log);
+
+  // Answers every claim of `claims` (keyed by UID).
+  std::map<std::string, PrepareAnswer> Prepare(const std::vector<ClaimRequest>& claims);
+  // Error per claim UID (empty: unprepared). Unknown claims succeed.
+  std::map<std::string, std::string> Unprepare(const std::vector<ClaimRequest>& claims);
+
+  // The answer a stored plan gives (what Prepare returns for it).
+  static PrepareAnswer AnswerFor(const inject::ClaimPlan& plan);
+
+  const DraServiceOptions& options() const { return options_; }
+
+ private:
+  struct Outcome {
+    PrepareAnswer answer;
+    std::optional<inject::ClaimPlan> to_store;  // set when the checkpoint must change
+    std::string result;                          // for the log: prepared, refreshed, unchanged, failed
+  };
+  Outcome PrepareOne(const ClaimRequest& claim);
+
+  DraServiceOptions options_;
+  DraServiceDeps deps_;
+  Logger& log_;
+  WorkerPool pool_;
+  std::mutex inject_mu_;  // plugin injection runs one claim at a time
+  std::mutex inflight_mu_;
+  std::map<std::string, std::shared_future<PrepareAnswer>> inflight_;  // by claim UID
+};
+
+}  // namespace dranet::kubelet

@@ -1,0 +1,339 @@
+#include "kubelet/kubelet_plugin.h"
+
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <stdexcept>
+
+#include <grpcpp/grpcpp.h>
+
+#include "dra_v1.grpc.pb.h"
+#include "dra_v1beta1.grpc.pb.h"
+#include "inventory/inventory.h"
+#include "pluginregistration.grpc.pb.h"
+
+namespace dranet::kubelet {
+namespace {
+
+namespace v1 = k8s::io::kubelet::pkg::apis::dra::v1;
+namespace v1beta1 = k8s::io::kubelet::pkg::apis::dra::v1beta1;
+namespace reg = pluginregistration;
+
+// Both DRA versions have the same messages (v1 adds Device.share_id, which
+// we do not set), so one template serves both.
+template <typename Service, typename PrepareReq, typename PrepareResp, typename UnprepareReq,
+          typename UnprepareResp>
+class DraGrpcService final : public Service {
+ public:
+  DraGrpcService(DraService& service, std::string version) : service_(service), version_(std::move(version)) {}
+
+  grpc::Status NodePrepareResources(grpc::ServerContext*, const PrepareReq* request,
+                                    PrepareResp* response) override {
+    auto answers = service_.Prepare(Claims(*request));
+    for (const auto& [uid, answer] : answers) {
+      auto& entry = (*response->mutable_claims())[uid];
+      entry.set_error(answer.error);
+      for (const auto& d : answer.devices) {
+        auto* device = entry.add_devices();
+        for (const auto& r : d.request_names) device->add_request_names(r);
+        device->set_pool_name(d.pool_name);
+        device->set_device_name(d.device_name);
+        for (const auto& id : d.cdi_device_ids) device->add_cdi_device_ids(id);
+      }
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status NodeUnprepareResources(grpc::ServerContext*, const UnprepareReq* request,
+                                      UnprepareResp* response) override {
+    for (const auto& [uid, error] : service_.Unprepare(Claims(*request)))
+      (*response->mutable_claims())[uid].set_error(error);
+    return grpc::Status::OK;
+  }
+
+ private:
+  template <typename Req>
+  static std::vector<ClaimRequest> Claims(const Req& request) {
+    std::vector<ClaimRequest> claims;
+    for (const auto& c : request.claims()) claims.push_back({c.namespace_(), c.name(), c.uid()});
+    return claims;
+  }
+  DraService& service_;
+  std::string version_;
+};
+
+using DraV1 = DraGrpcService<v1::DRAPlugin::Service, v1::NodePrepareResourcesRequest,
+                             v1::NodePrepareResourcesResponse, v1::NodeUnprepareResourcesRequest,
+                             v1::NodeUnprepareResourcesResponse>;
+using DraV1beta1 = DraGrpcService<v1beta1::DRAPlugin::Service, v1beta1::NodePrepareResourcesRequest,
+                                  v1beta1::NodePrepareResourcesResponse,
+                                  v1beta1::NodeUnprepareResourcesRequest,
+                                  v1beta1::NodeUnprepareResourcesResponse>;
+
+inject::NetdevHostState ReadNetdevFromNetlink(const std::filesystem::path& host_root, const std::string& if_name,
+                                              Logger& log) {
+  inventory::DiscoveryOptions options;
+  options.host_root = host_root;
+  for (const auto& link : inventory::ReadNetlinkFacts(options, log).links) {
+    if (link.name != if_name) continue;
+    inject::NetdevHostState state;
+    state.if_name = link.name;
+    state.mtu = link.mtu;
+    state.addresses = link.addresses;
+    return state;
+  }
+  throw std::runtime_error("netdev " + if_name + " not found");
+}
+
+ino_t SocketInode(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return 0;
+  return st.st_ino;
+}
+
+}  // namespace
+
+class KubeletPlugin::Servers {
+ public:
+  class Registration final : public reg::Registration::Service {
+   public:
+    explicit Registration(Servers& owner) : owner_(owner) {}
+    grpc::Status GetInfo(grpc::ServerContext*, const reg::InfoRequest*, reg::PluginInfo* info) override {
+      info->set_type("DRAPlugin");
+      info->set_name(owner_.options_.driver_name);
+      info->set_endpoint(owner_.dra_path_.string());
+      for (const char* version : kSupportedVersions) info->add_supported_versions(version);
+      owner_.log_.Verbose(2, "kubelet asked for plugin info", {{"socket", owner_.reg_path_.string()}});
+      return grpc::Status::OK;
+    }
+    grpc::Status NotifyRegistrationStatus(grpc::ServerContext*, const reg::RegistrationStatus* status,
+                                          reg::RegistrationStatusResponse*) override {
+      {
+        std::lock_guard lock(owner_.mu_);
+        owner_.registered_ = status->plugin_registered();
+        owner_.registration_error_ = status->error();
+      }
+      if (status->plugin_registered())
+        owner_.log_.Info("registered with kubelet", {{"driver", owner_.options_.driver_name},
+                                                     {"endpoint", owner_.dra_path_.string()}});
+      else
+        owner_.log_.Error("kubelet rejected the registration",
+                          {{"driver", owner_.options_.driver_name}, {"error", status->error()}});
+      return grpc::Status::OK;
+    }
+
+   private:
+    Servers& owner_;
+  };
+
+  Servers(const KubeletPluginOptions& options, DraService& service, Logger& log)
+      : options_(options),
+        log_(log),
+        reg_path_(options.kubelet_root_dir / "plugins_registry" / (options.driver_name + "-reg.sock")),
+        dra_path_(options.kubelet_root_dir / "plugins" / options.driver_name / "dra.sock"),
+        v1_(service, "v1"),
+        v1beta1_(service, "v1beta1"),
+        registration_(*this) {}
+
+  ~Servers() { Stop(); }
+
+  void Start() {
+    Serve(dra_);
+    Serve(reg_);
+    watcher_ = std::jthread([this](std::stop_token stop) { Watch(stop); });
+    pthread_setname_np(watcher_.native_handle(), "kubelet-sockets");
+  }
+
+  void Stop() {
+    if (watcher_.joinable()) {
+      watcher_.request_stop();
+      cv_.notify_all();
+      watcher_.join();
+    }
+    // Registration first: kubelet stops sending work before the DRA socket goes.
+    Shutdown(reg_);
+    Shutdown(dra_);
+    std::lock_guard lock(mu_);
+    registered_ = false;
+  }
+
+  bool registered() const {
+    std::lock_guard lock(mu_);
+    return registered_;
+  }
+  std::string registration_error() const {
+    std::lock_guard lock(mu_);
+    return registration_error_;
+  }
+  uint64_t restarts() const { return restarts_.load(); }
+  const std::filesystem::path& reg_path() const { return reg_path_; }
+  const std::filesystem::path& dra_path() const { return dra_path_; }
+
+ private:
+  struct Endpoint {
+    bool registration = false;
+    std::unique_ptr<grpc::Server> server;
+    ino_t inode = 0;
+  };
+
+  const std::filesystem::path& PathOf(const Endpoint& e) const { return e.registration ? reg_path_ : dra_path_; }
+
+  void Serve(Endpoint& endpoint) {
+    const auto& path = PathOf(endpoint);
+    if (path.string().size() >= sizeof(sockaddr_un{}.sun_path))
+      throw std::runtime_error("socket path " + path.string() + " is longer than " +
+                               std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) +
+                               " bytes; use a shorter --kubelet-root-dir");
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    if (ec) throw std::runtime_error("cannot create " + path.parent_path().string() + ": " + ec.message());
+    if (std::filesystem::is_directory(std::filesystem::symlink_status(path, ec)))
+      throw std::runtime_error("socket path " + path.string() + " is a directory");
+    if (std::filesystem::remove(path, ec)) log_.Info("removed stale socket", {{"socket", path.string()}});
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("unix://" + path.string(), grpc::InsecureServerCredentials(), &port);
+    if (endpoint.registration) {
+      builder.RegisterService(&registration_);
+    } else {
+      builder.RegisterService(&v1_);
+      builder.RegisterService(&v1beta1_);
+    }
+    endpoint.server = builder.BuildAndStart();
+    if (!endpoint.server || port == 0)
+      throw std::runtime_error("cannot serve gRPC on " + path.string() + " (check permissions on " +
+                               path.parent_path().string() + ")");
+    endpoint.inode = SocketInode(path);
+    log_.Info("serving kubelet socket", {{"socket", path.string()},
+                                         {"services", endpoint.registration ? "pluginregistration.Registration"
+                                                                            : "dra.v1.DRAPlugin,dra.v1beta1.DRAPlugin"}});
+  }
+
+  void Shutdown(Endpoint& endpoint) {
+    if (!endpoint.server) return;
+    endpoint.server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    endpoint.server->Wait();
+    endpoint.server.reset();
+    // Remove our socket only: a newer instance may have replaced the file.
+    const auto& path = PathOf(endpoint);
+    if (endpoint.inode != 0 && SocketInode(path) == endpoint.inode) ::unlink(path.c_str());
+    endpoint.inode = 0;
+  }
+
+  void Watch(std::stop_token stop) {
+    std::unique_lock lock(watch_mu_);
+    while (!stop.stop_requested()) {
+      cv_.wait_for(lock, options_.socket_check_interval, [&] { return stop.stop_requested(); });
+      if (stop.stop_requested()) return;
+      for (Endpoint* e : {&dra_, &reg_}) {
+        if (SocketInode(PathOf(*e)) == e->inode) continue;
+        log_.Warning("kubelet socket removed or replaced; serving it again", {{"socket", PathOf(*e).string()}});
+        try {
+          e->inode = 0;  // not ours any more: Shutdown must not unlink it
+          Shutdown(*e);
+          if (e->registration) {
+            std::lock_guard state_lock(mu_);
+            registered_ = false;
+          }
+          Serve(*e);
+          ++restarts_;
+        } catch (const std::exception& ex) {
+          log_.Error("cannot re-create kubelet socket; retrying", {{"socket", PathOf(*e).string()},
+                                                                  {"error", ex.what()}});
+        }
+      }
+    }
+  }
+
+  const KubeletPluginOptions& options_;
+  Logger& log_;
+  std::filesystem::path reg_path_, dra_path_;
+  DraV1 v1_;
+  DraV1beta1 v1beta1_;
+  Registration registration_;
+  Endpoint dra_{false, nullptr, 0};
+  Endpoint reg_{true, nullptr, 0};
+  mutable std::mutex mu_;
+  bool registered_ = false;
+  std::string registration_error_;
+  std::atomic<uint64_t> restarts_{0};
+  std::mutex watch_mu_;
+  std::condition_variable_any cv_;
+  std::jthread watcher_;
+};
+
+KubeletPlugin::KubeletPlugin(KubeletPluginOptions options, InventoryProvider inventory, ClaimLookup claims,
+                             state::PreparedClaims& prepared, plugins::PluginHost* plugin_host, Logger& log)
+    : options_(std::move(options)),
+      inventory_(std::move(inventory)),
+      claims_(std::move(claims)),
+      prepared_(prepared),
+      plugin_host_(plugin_host),
+      log_(log) {
+  if (options_.node_name.empty()) throw std::invalid_argument("KubeletPlugin needs the node name (our pool name)");
+}
+
+KubeletPlugin::~KubeletPlugin() { Stop(); }
+
+void KubeletPlugin::SetEventSink(ClaimEventSink events) { events_ = std::move(events); }
+void KubeletPlugin::SetOperationObserver(OperationObserver observer) { observer_ = std::move(observer); }
+void KubeletPlugin::SetHostNetdevStateReader(HostNetdevStateReader reader) { host_state_ = std::move(reader); }
+
+void KubeletPlugin::Start() {
+  if (servers_) return;
+  DraServiceOptions service_options;
+  service_options.plan.driver_name = options_.driver_name;
+  service_options.plan.pool_name = options_.node_name;
+  service_options.plan.dev_root = options_.host_root / "dev";
+  service_options.plan.rdma_exclusive = options_.rdma_exclusive;
+  service_options.prepare_workers = options_.prepare_workers;
+  service_options.cdi_dir = options_.cdi_dir;
+  DraServiceDeps deps;
+  deps.claims = claims_;
+  deps.inventory = inventory_;
+  deps.prepared = &prepared_;
+  if (plugin_host_ != nullptr)
+    deps.inject = [host = plugin_host_](const plugins::ClaimRef& ref, const std::vector<inventory::Device>& devices) {
+      return host->Inject(ref, devices);
+    };
+  deps.host_state = host_state_ ? host_state_ : [root = options_.host_root, &log = log_](const std::string& if_name) {
+    return ReadNetdevFromNetlink(root, if_name, log);
+  };
+  deps.events = events_;
+  deps.observer = observer_;
+  if (!service_) service_ = std::make_unique<DraService>(service_options, std::move(deps), log_);
+  auto servers = std::make_unique<Servers>(options_, *service_, log_);
+  servers->Start();
+  servers_ = std::move(servers);
+}
+
+void KubeletPlugin::Stop() {
+  if (!servers_) return;
+  servers_->Stop();
+  servers_.reset();
+  log_.Info("kubelet plugin stopped", {{"driver", options_.driver_name}});
+}
+
+bool KubeletPlugin::registered() const { return servers_ && servers_->registered(); }
+std::string KubeletPlugin::registration_error() const { return servers_ ? servers_->registration_error() : ""; }
+uint64_t KubeletPlugin::socket_restarts() const { return servers_ ? servers_->restarts() : 0; }
+
+std::filesystem::path KubeletPlugin::registration_socket() const {
+  return options_.kubelet_root_dir / "plugins_registry" / (options_.driver_name + "-reg.sock");
+}
+std::filesystem::path KubeletPlugin::dra_socket() const {
+  return options_.kubelet_root_dir / "plugins" / options_.driver_name / "dra.sock";
+}
+
+DraService& KubeletPlugin::service() {
+  if (!service_) throw std::logic_error("KubeletPlugin::service() before Start()");
+  return *service_;
+}
+
+ClaimLookup ClaimLookupFrom(kube::ResourceClaimReader& reader) {
+  return [&reader](const std::string& ns, const std::string& name, const std::string& uid, std::stop_token stop) {
+    return reader.Get(ns, name, uid, stop);
+  };
+}
+
+}  // namespace dranet::kubelet

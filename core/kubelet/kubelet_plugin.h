@@ -1,0 +1,112 @@
+#pragma once
+// core/kubelet/kubelet_plugin.h — the kubelet side of dranet: the front door
+// of core/kubelet.
+//
+// KubeletPlugin serves, on unix sockets under --kubelet-root-dir
+// (spec/PROTOCOLS.md §1–2):
+//   plugins_registry/<driver>-reg.sock  pluginregistration.Registration:
+//       GetInfo → {type "DRAPlugin", name <driver>, endpoint <DRA socket>,
+//                  supported_versions ["v1.DRAPlugin", "v1beta1.DRAPlugin"]};
+//       NotifyRegistrationStatus is logged and drives registered().
+//   plugins/<driver>/dra.sock           k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin
+//                                       and ...dra.v1beta1.DRAPlugin, both
+//       answered by one DraService (dra_service.h).
+// Stale socket files are removed before listening. A watcher thread checks
+// both socket files every socket_check_interval; when one was removed or
+// replaced (kubelet restarts may wipe its directories) the server behind it
+// is re-created, which makes kubelet's plugin watcher register us again.
+//
+// Usage (dranetd):
+//   KubeletPlugin plugin(options, inventory_provider, claim_lookup, prepared_claims,
+//                        &plugin_host, logger);
+//   plugin.SetEventSink(...);          // optional, before Start()
+//   plugin.Start();                    // throws std::runtime_error naming the socket
+//   ... readiness = plugin.registered();
+//   plugin.Stop();                     // also done by the destructor
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "base/log.h"
+#include "kubelet/dra_service.h"
+#include "plugins/plugin_host.h"
+#include "state/prepared_claims.h"
+
+namespace dranet::kubelet {
+
+// The supported_versions we advertise, v1 first (kubelet takes the first it knows).
+inline constexpr const char* kSupportedVersions[] = {"v1.DRAPlugin", "v1beta1.DRAPlugin"};
+
+struct KubeletPluginOptions {
+  std::string driver_name = "dra.net";
+  std::string node_name;  // our pool name; required
+  std::filesystem::path kubelet_root_dir = "/var/lib/kubelet";  // --kubelet-root-dir
+  // Node root (a snapshot in tests): device nodes live under <host_root>/dev.
+  std::filesystem::path host_root = "/";
+  bool rdma_exclusive = false;  // RDMA netns mode "exclusive"
+  unsigned prepare_workers = 8;
+  std::string cdi_dir;  // CDI strategy when set (--cdi): spec files written at prepare
+  std::chrono::milliseconds socket_check_interval{1000};
+};
+
+class KubeletPlugin {
+ public:
+  // `inventory` and `claims` are required; `prepared` and `log` must outlive
+  // the plugin; `plugin_host` may be null (no injection plugins). Nothing is
+  // served before Start().
+  KubeletPlugin(KubeletPluginOptions options, InventoryProvider inventory, ClaimLookup claims,
+                state::PreparedClaims& prepared, plugins::PluginHost* plugin_host, Logger& log);
+  ~KubeletPlugin();
+  KubeletPlugin(const KubeletPlugin&) = delete;
+  KubeletPlugin& operator=(const KubeletPlugin&) = delete;
+
+  // Optional hooks; call before Start().
+  void SetEventSink(ClaimEventSink events);
+  // Told about every prepare and unprepare (metrics).
+  void SetOperationObserver(OperationObserver observer);
+  // Default: the netdev's MTU and addresses from the host's netlink facts.
+  void SetHostNetdevStateReader(HostNetdevStateReader reader);
+
+  // Creates the directories and both sockets and starts serving. Throws
+  // std::runtime_error naming the socket when one cannot be served.
+  void Start();
+  // Stops serving and removes both socket files. Idempotent.
+  void Stop();
+
+  // True once kubelet confirmed the registration (NotifyRegistrationStatus
+  // with plugin_registered) since the registration socket was last created.
+  bool registered() const;
+  // The last error kubelet reported in NotifyRegistrationStatus; empty if none.
+  std::string registration_error() const;
+  // How often the sockets have been re-created after removal.
+  uint64_t socket_restarts() const;
+
+  std::filesystem::path registration_socket() const;
+  std::filesystem::path dra_socket() const;
+  DraService& service();
+
+ private:
+  class Servers;
+  KubeletPluginOptions options_;
+  InventoryProvider inventory_;
+  ClaimLookup claims_;
+  state::PreparedClaims& prepared_;
+  plugins::PluginHost* plugin_host_;
+  Logger& log_;
+  ClaimEventSink events_;
+  OperationObserver observer_;
+  HostNetdevStateReader host_state_;
+  std::unique_ptr<DraService> service_;
+  std::unique_ptr<Servers> servers_;
+};
+
+// A ClaimLookup reading through kube::ResourceClaimReader (cache, then GET,
+// UID checked). `reader` must outlive the lookup.
+ClaimLookup ClaimLookupFrom(kube::ResourceClaimReader& reader);
+
+}  // namespace dranet::kubelet

@@ -1,0 +1,355 @@
+#include "kubelet/network_config.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace dranet::kubelet {
+namespace {
+
+using rapidjson::Value;
+
+[[noreturn]] void Fail(const std::string& path, const std::string& why) {
+  throw ConfigError(path + ": " + why);
+}
+
+// Reads the members of one JSON object, refusing unknown and repeated keys.
+class StrictObject {
+ public:
+  StrictObject(const Value& value, std::string path, std::vector<std::string>& set_fields)
+      : value_(value), path_(std::move(path)), set_fields_(set_fields) {
+    if (!value.IsObject()) Fail(Where(), "must be an object");
+    std::set<std::string> seen;
+    for (const auto& m : value.GetObject()) {
+      std::string key(m.name.GetString(), m.name.GetStringLength());
+      if (!seen.insert(key).second) Fail(Child(key), "given twice");
+    }
+  }
+
+  // Ends the read: any member not asked for is an unknown field.
+  void RejectUnknown(std::initializer_list<const char*> known) const {
+    for (const auto& m : value_.GetObject()) {
+      std::string key(m.name.GetString(), m.name.GetStringLength());
+      if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; }))
+        Fail(Child(key), "unknown field (see the NetworkConfig reference in docs/kubelet.md)");
+    }
+  }
+
+  const Value* Find(const char* key) const {
+    auto it = value_.FindMember(key);
+    if (it == value_.MemberEnd() || it->value.IsNull()) return nullptr;
+    set_fields_.push_back(Child(key));
+    return &it->value;
+  }
+
+  std::optional<std::string> String(const char* key) const {
+    const Value* v = Find(key);
+    if (!v) return std::nullopt;
+    if (!v->IsString()) Fail(Child(key), "must be a string");
+    if (v->GetStringLength() > kMaxConfigStringBytes)
+      Fail(Child(key), "longer than " + std::to_string(kMaxConfigStringBytes) + " bytes");
+    return std::string(v->GetString(), v->GetStringLength());
+  }
+
+  std::optional<bool> Bool(const char* key) const {
+    const Value* v = Find(key);
+    if (!v) return std::nullopt;
+    if (!v->IsBool()) Fail(Child(key), "must be true or false");
+    return v->GetBool();
+  }
+
+  std::optional<int64_t> Int(const char* key, int64_t lo, int64_t hi, const std::string& rule) const {
+    const Value* v = Find(key);
+    if (!v) return std::nullopt;
+    if (!v->IsInt64()) Fail(Child(key), "must be an integer");
+    int64_t n = v->GetInt64();
+    if (n < lo || n > hi) Fail(Child(key), rule + " (got " + std::to_string(n) + ")");
+    return n;
+  }
+
+  const Value* Array(const char* key, std::size_t max_items) const {
+    const Value* v = Find(key);
+    if (!v) return nullptr;
+    if (!v->IsArray()) Fail(Child(key), "must be a list");
+    if (v->Size() > max_items)
+      Fail(Child(key), "has " + std::to_string(v->Size()) + " entries, at most " +
+                           std::to_string(max_items) + " are allowed");
+    return v;
+  }
+
+  std::string Child(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  const std::string& Where() const { return path_.empty() ? kRoot : path_; }
+
+ private:
+  static inline const std::string kRoot = "parameters";
+  const Value& value_;
+  std::string path_;
+  std::vector<std::string>& set_fields_;
+};
+
+int IpFamily(const std::string& text) {
+  unsigned char buf[16];
+  if (inet_pton(AF_INET, text.c_str(), buf) == 1) return AF_INET;
+  if (inet_pton(AF_INET6, text.c_str(), buf) == 1) return AF_INET6;
+  return 0;
+}
+
+// Family of "ip/prefix", 0 when malformed.
+int CidrFamily(const std::string& text) {
+  auto slash = text.find('/');
+  if (slash == std::string::npos || slash + 1 >= text.size()) return 0;
+  int family = IpFamily(text.substr(0, slash));
+  const std::string prefix = text.substr(slash + 1);
+  if (family == 0 || prefix.size() > 3 ||
+      !std::all_of(prefix.begin(), prefix.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return 0;
+  int bits = std::stoi(prefix);
+  return bits <= (family == AF_INET ? 32 : 128) ? family : 0;
+}
+
+bool ValidMac(const std::string& text) {
+  // 6, 8 or 20 octets of two hex digits, separated by ':' or '-' (as Go's net.ParseMAC).
+  if (text.size() < 17) return false;
+  char sep = text[2];
+  if (sep != ':' && sep != '-') return false;
+  std::size_t octets = 0;
+  for (std::size_t i = 0; i < text.size(); i += 3) {
+    if (i + 2 > text.size() || !std::isxdigit(static_cast<unsigned char>(text[i])) ||
+        !std::isxdigit(static_cast<unsigned char>(text[i + 1])))
+      return false;
+    if (i + 2 < text.size() && text[i + 2] != sep) return false;
+    ++octets;
+  }
+  return octets == 6 || octets == 8 || octets == 20;
+}
+
+void CheckIfName(const std::string& path, const std::string& name) {
+  if (name.empty()) return;
+  if (name.size() > 15) Fail(path, "\"" + name + "\" is longer than 15 characters");
+  if (name == "." || name == "..") Fail(path, "\"" + name + "\" is not a valid interface name");
+  for (unsigned char c : name)
+    if (!std::isalnum(c) && c != '-' && c != '_' && c != '.')
+      Fail(path, "\"" + name + "\" may only hold letters, digits, '-', '_' and '.'");
+}
+
+InterfaceConfig ReadInterface(const Value& v, std::vector<std::string>& set) {
+  StrictObject o(v, "interface", set);
+  o.RejectUnknown({"name", "addresses", "dhcp", "mtu", "hardwareAddr", "gsoMaxSize", "groMaxSize",
+                   "gsoIPv4MaxSize", "groIPv4MaxSize", "disableEbpfPrograms", "forwarding",
+                   "arpIgnore", "arpAnnounce", "vrf"});
+  InterfaceConfig c;
+  c.name = o.String("name").value_or("");
+  CheckIfName(o.Child("name"), c.name);
+  if (const Value* list = o.Array("addresses", kMaxConfigAddresses)) {
+    for (const auto& a : list->GetArray()) {
+      if (!a.IsString() || CidrFamily(a.GetString()) == 0)
+        Fail(o.Child("addresses"), "entries must be CIDRs such as \"192.0.2.5/24\"");
+      c.addresses.emplace_back(a.GetString(), a.GetStringLength());
+    }
+  }
+  c.dhcp = o.Bool("dhcp");
+  const int64_t kInt32Max = 2147483647;
+  if (auto mtu = o.Int("mtu", 68, kInt32Max, "must be at least 68")) c.mtu = static_cast<int32_t>(*mtu);
+  if (auto mac = o.String("hardwareAddr")) {
+    if (!ValidMac(*mac)) Fail(o.Child("hardwareAddr"), "\"" + *mac + "\" is not a MAC address");
+    c.hardware_addr = mac;
+  }
+  auto positive = [&](const char* key) -> std::optional<int32_t> {
+    if (auto n = o.Int(key, 1, kInt32Max, "must be greater than 0")) return static_cast<int32_t>(*n);
+    return std::nullopt;
+  };
+  c.gso_max_size = positive("gsoMaxSize");
+  c.gro_max_size = positive("groMaxSize");
+  c.gso_ipv4_max_size = positive("gsoIPv4MaxSize");
+  c.gro_ipv4_max_size = positive("groIPv4MaxSize");
+  c.disable_ebpf_programs = o.Bool("disableEbpfPrograms");
+  c.forwarding = o.Bool("forwarding");
+  if (auto n = o.Int("arpIgnore", 0, 8, "must be 0, 1, 2, 3 or 8")) {
+    if (*n > 3 && *n != 8) Fail(o.Child("arpIgnore"), "must be 0, 1, 2, 3 or 8 (got " + std::to_string(*n) + ")");
+    c.arp_ignore = static_cast<int32_t>(*n);
+  }
+  if (auto n = o.Int("arpAnnounce", 0, 2, "must be 0, 1 or 2")) c.arp_announce = static_cast<int32_t>(*n);
+  if (const Value* vrf = o.Find("vrf")) {
+    StrictObject vo(*vrf, "interface.vrf", set);
+    vo.RejectUnknown({"name", "table"});
+    VrfConfig cfg;
+    cfg.name = vo.String("name").value_or("");
+    if (cfg.name.empty()) Fail(vo.Child("name"), "is required when vrf is set");
+    CheckIfName(vo.Child("name"), cfg.name);
+    cfg.table = vo.Int("table", 1, 4294967295LL, "must be greater than 0");
+    if (cfg.table && (*cfg.table == 253 || *cfg.table == 254 || *cfg.table == 255))
+      Fail(vo.Child("table"), "253, 254 and 255 are reserved routing tables");
+    c.vrf = cfg;
+  }
+  if (c.dhcp.value_or(false) && !c.addresses.empty())
+    Fail("interface", "dhcp and addresses cannot be used together");
+  return c;
+}
+
+RouteConfig ReadRoute(const Value& v, const std::string& path, std::vector<std::string>& set) {
+  StrictObject o(v, path, set);
+  o.RejectUnknown({"destination", "gateway", "source", "scope", "table"});
+  RouteConfig r;
+  r.destination = o.String("destination").value_or("");
+  int family = CidrFamily(r.destination);
+  if (family == 0) Fail(o.Child("destination"), "is required and must be a CIDR");
+  r.gateway = o.String("gateway").value_or("");
+  r.source = o.String("source").value_or("");
+  r.scope = static_cast<uint8_t>(o.Int("scope", 0, 255, "must be 0 (universe) or 253 (link)").value_or(0));
+  if (r.scope != 0 && r.scope != 253) Fail(o.Child("scope"), "must be 0 (universe) or 253 (link)");
+  if (r.gateway.empty() && r.scope != 253) Fail(o.Child("gateway"), "is required unless scope is 253 (link)");
+  if (!r.gateway.empty() && IpFamily(r.gateway) != family)
+    Fail(o.Child("gateway"), "must be an IP address of the destination's family");
+  if (!r.source.empty() && IpFamily(r.source) != family)
+    Fail(o.Child("source"), "must be an IP address of the destination's family");
+  r.table = o.Int("table", 0, 4294967295LL, "must not be negative").value_or(0);
+  return r;
+}
+
+RuleConfig ReadRule(const Value& v, const std::string& path, std::vector<std::string>& set) {
+  StrictObject o(v, path, set);
+  o.RejectUnknown({"priority", "source", "destination", "table"});
+  RuleConfig r;
+  r.priority = o.Int("priority", 0, 32767, "must be between 0 and 32767").value_or(0);
+  r.source = o.String("source").value_or("");
+  r.destination = o.String("destination").value_or("");
+  int sf = r.source.empty() ? 0 : CidrFamily(r.source);
+  int df = r.destination.empty() ? 0 : CidrFamily(r.destination);
+  if (!r.source.empty() && sf == 0) Fail(o.Child("source"), "must be a CIDR");
+  if (!r.destination.empty() && df == 0) Fail(o.Child("destination"), "must be a CIDR");
+  if (sf != 0 && df != 0 && sf != df) Fail(path, "source and destination must be of one family");
+  r.table = o.Int("table", 0, 4294967295LL, "must not be negative").value_or(0);
+  return r;
+}
+
+std::map<std::string, bool> ReadFlagMap(const Value& v, const std::string& path) {
+  if (!v.IsObject()) Fail(path, "must be an object of name: true|false");
+  if (v.MemberCount() > kMaxConfigListItems)
+    Fail(path, "has more than " + std::to_string(kMaxConfigListItems) + " entries");
+  std::map<std::string, bool> out;
+  for (const auto& m : v.GetObject()) {
+    std::string key(m.name.GetString(), m.name.GetStringLength());
+    if (key.empty() || key.size() > 64) Fail(path, "names must be 1 to 64 bytes");
+    if (!m.value.IsBool()) Fail(path + "." + key, "must be true or false");
+    if (!out.emplace(key, m.value.GetBool()).second) Fail(path + "." + key, "given twice");
+  }
+  return out;
+}
+
+NetworkConfig ReadConfig(const Value& root) {
+  NetworkConfig c;
+  StrictObject o(root, "", c.set_fields);
+  o.RejectUnknown({"profile", "interface", "routes", "rules", "neighbors", "ethtool"});
+  c.profile = o.String("profile").value_or("");
+  if (const Value* v = o.Find("interface")) c.interface = ReadInterface(*v, c.set_fields);
+  if (const Value* list = o.Array("routes", kMaxConfigListItems)) {
+    for (rapidjson::SizeType i = 0; i < list->Size(); ++i)
+      c.routes.push_back(ReadRoute((*list)[i], "routes[" + std::to_string(i) + "]", c.set_fields));
+  }
+  if (const Value* list = o.Array("rules", kMaxConfigListItems)) {
+    for (rapidjson::SizeType i = 0; i < list->Size(); ++i)
+      c.rules.push_back(ReadRule((*list)[i], "rules[" + std::to_string(i) + "]", c.set_fields));
+  }
+  if (const Value* list = o.Array("neighbors", kMaxConfigListItems)) {
+    for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+      const std::string path = "neighbors[" + std::to_string(i) + "]";
+      StrictObject n((*list)[i], path, c.set_fields);
+      n.RejectUnknown({"destination", "hardwareAddr"});
+      NeighborConfig nc{n.String("destination").value_or(""), n.String("hardwareAddr").value_or("")};
+      if (IpFamily(nc.destination) == 0) Fail(n.Child("destination"), "is required and must be an IP address");
+      if (!ValidMac(nc.hardware_addr)) Fail(n.Child("hardwareAddr"), "is required and must be a MAC address");
+      c.neighbors.push_back(std::move(nc));
+    }
+  }
+  if (const Value* v = o.Find("ethtool")) {
+    StrictObject e(*v, "ethtool", c.set_fields);
+    e.RejectUnknown({"features", "privateFlags"});
+    EthtoolConfig ec;
+    if (const Value* f = e.Find("features")) ec.features = ReadFlagMap(*f, "ethtool.features");
+    if (const Value* f = e.Find("privateFlags")) ec.private_flags = ReadFlagMap(*f, "ethtool.privateFlags");
+    c.ethtool = std::move(ec);
+  }
+  if (c.interface.vrf && !c.rules.empty()) Fail("rules", "cannot be used together with interface.vrf");
+  return c;
+}
+
+rapidjson::Document ParseObject(std::string_view json) {
+  if (json.size() > kMaxConfigBytes)
+    throw ConfigError("parameters: " + std::to_string(json.size()) + " bytes, at most " +
+                      std::to_string(kMaxConfigBytes) + " are allowed");
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseStopWhenDoneFlag>(json.data(), json.size());
+  if (doc.HasParseError())
+    throw ConfigError(std::string("parameters: not valid JSON (") +
+                      rapidjson::GetParseError_En(doc.GetParseError()) + " at offset " +
+                      std::to_string(doc.GetErrorOffset()) + ")");
+  if (!doc.IsObject()) throw ConfigError("parameters: must be a JSON object");
+  return doc;
+}
+
+void DeepMerge(Value& into, const Value& from, rapidjson::Document::AllocatorType& alloc) {
+  for (const auto& m : from.GetObject()) {
+    auto it = into.FindMember(m.name);
+    if (it != into.MemberEnd() && it->value.IsObject() && m.value.IsObject()) {
+      DeepMerge(it->value, m.value, alloc);
+    } else if (it != into.MemberEnd()) {
+      it->value.CopyFrom(m.value, alloc);
+    } else {
+      Value key(m.name, alloc);
+      Value value(m.value, alloc);
+      into.AddMember(key, value, alloc);
+    }
+  }
+}
+
+}  // namespace
+
+NetworkConfig ParseNetworkConfig(std::string_view json) {
+  auto doc = ParseObject(json);
+  return ReadConfig(doc);
+}
+
+NetworkConfig MergeNetworkConfigs(const std::vector<std::string>& json_objects,
+                                  const std::vector<std::string>& labels) {
+  rapidjson::Document merged;
+  merged.SetObject();
+  for (std::size_t i = 0; i < json_objects.size(); ++i) {
+    const std::string label = i < labels.size() ? labels[i] : "config " + std::to_string(i);
+    rapidjson::Document doc;
+    try {
+      doc = ParseObject(json_objects[i]);
+      ReadConfig(doc);
+    } catch (const ConfigError& e) {
+      throw ConfigError(label + ": " + e.what());
+    }
+    DeepMerge(merged, doc, merged.GetAllocator());
+  }
+  try {
+    return ReadConfig(merged);
+  } catch (const ConfigError& e) {
+    throw ConfigError("merged configs: " + std::string(e.what()));
+  }
+}
+
+std::vector<std::string> FieldsNotForRdmaOnly(const NetworkConfig& config) {
+  std::vector<std::string> out;
+  for (const auto& field : config.set_fields) {
+    if (field == "profile" || field == "interface" || field == "interface.forwarding" ||
+        field.rfind("interface.vrf", 0) == 0)
+      continue;
+    // Report top-level entries once ("routes", not every "routes[0].gateway").
+    if (field.find('[') != std::string::npos) continue;
+    if (field.rfind("ethtool.", 0) == 0) continue;
+    out.push_back(field);
+  }
+  return out;
+}
+
+}  // namespace dranet::kubelet

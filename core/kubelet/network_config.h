@@ -1,0 +1,105 @@
+#pragma once
+// core/kubelet/network_config.h — DRANET's opaque claim configuration
+// (NetworkConfig, spec/DRANET_REFERENCE.md §6), parsed strictly.
+//
+// A claim passes it as status.allocation.devices.config[].opaque.parameters
+// with opaque.driver == "dra.net". Parsing rejects unknown fields, wrong
+// types, out-of-range values and oversized input, with a message that names
+// the JSON path ("interface.mtu: must be at least 68"). Callers prefix the
+// claim and the config entry.
+//
+// Several configs can apply to one device (class configs, then claim
+// configs). MergeNetworkConfigs deep-merges them in that order: objects are
+// merged key by key, everything else (scalars and lists) is replaced by the
+// later config. The merged result is validated again (cross-field rules such
+// as dhcp vs addresses).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dranet::kubelet {
+
+// Caps beyond the API server's own 10 KiB limit on opaque parameters.
+inline constexpr std::size_t kMaxConfigBytes = 10 * 1024;
+inline constexpr std::size_t kMaxConfigListItems = 64;  // routes, rules, neighbors, ethtool keys
+inline constexpr std::size_t kMaxConfigAddresses = 16;  // as networkData.ips
+inline constexpr std::size_t kMaxConfigStringBytes = 256;
+
+// A config that cannot be used; what() names the field.
+class ConfigError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+struct VrfConfig {
+  std::string name;
+  std::optional<int64_t> table;
+};
+
+struct InterfaceConfig {
+  std::string name;                    // pod-side name; empty keeps the host name
+  std::vector<std::string> addresses;  // CIDRs
+  std::optional<bool> dhcp;
+  std::optional<int32_t> mtu;
+  std::optional<std::string> hardware_addr;
+  std::optional<int32_t> gso_max_size, gro_max_size, gso_ipv4_max_size, gro_ipv4_max_size;
+  std::optional<bool> disable_ebpf_programs;
+  std::optional<bool> forwarding;
+  std::optional<int32_t> arp_ignore, arp_announce;
+  std::optional<VrfConfig> vrf;
+};
+
+struct RouteConfig {
+  std::string destination;  // CIDR
+  std::string gateway;      // IP; empty only with scope link
+  std::string source;       // IP; may be empty
+  uint8_t scope = 0;        // 0 universe, 253 link
+  int64_t table = 0;        // 0 = main
+};
+
+struct RuleConfig {
+  int64_t priority = 0;
+  std::string source, destination;  // CIDRs; may be empty
+  int64_t table = 0;
+};
+
+struct NeighborConfig {
+  std::string destination;    // IP
+  std::string hardware_addr;  // MAC
+};
+
+struct EthtoolConfig {
+  std::map<std::string, bool> features;
+  std::map<std::string, bool> private_flags;
+};
+
+struct NetworkConfig {
+  std::string profile;
+  InterfaceConfig interface;
+  std::vector<RouteConfig> routes;
+  std::vector<RuleConfig> rules;
+  std::vector<NeighborConfig> neighbors;
+  std::optional<EthtoolConfig> ethtool;
+  // JSON paths of the fields the config sets, e.g. "interface.mtu", "routes"
+  // (used to tell a user which field an RDMA-only device cannot take).
+  std::vector<std::string> set_fields;
+};
+
+// Parses and validates one NetworkConfig JSON object. Throws ConfigError.
+NetworkConfig ParseNetworkConfig(std::string_view json);
+
+// Deep-merges JSON objects in order (later wins; see above) and parses the
+// result. Each input is validated on its own first, so an error names the
+// input's index in `label_of`'s terms. Throws ConfigError.
+NetworkConfig MergeNetworkConfigs(const std::vector<std::string>& json_objects,
+                                  const std::vector<std::string>& labels);
+
+// Fields an RDMA-only device (no netdev) accepts: everything else set in
+// `config` is returned, so the caller can reject the claim naming them.
+std::vector<std::string> FieldsNotForRdmaOnly(const NetworkConfig& config);
+
+}  // namespace dranet::kubelet

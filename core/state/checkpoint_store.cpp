@@ -1,0 +1,255 @@
+#include "state/checkpoint_store.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <stdexcept>
+#include <system_error>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "base/files.h"
+#include "state/crc32.h"
+#include "state/fault_points.h"
+#include "state/plan_json.h"
+
+namespace dranet::state {
+namespace {
+
+constexpr std::size_t kMaxCheckpointBytes = 64 * 1024 * 1024;
+constexpr const char* kKind = "DranetCheckpoint";
+
+std::string ChecksumOf(const std::string& boot_id, const std::string& claims_json) {
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "%08" PRIx32, Crc32(boot_id + "\n" + claims_json));
+  return std::string("crc32:") + hex;
+}
+
+std::string Compact(const rapidjson::Value& value) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  value.Accept(writer);
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+#ifdef DRANET_FAULT_POINTS
+// Leaves `bytes` of `content` in the temp file WriteFileAtomic would use, as
+// a crash in the middle of a write would.
+void WriteTemp(const std::filesystem::path& path, const std::string& content, std::size_t bytes) {
+  auto tmp = path;
+  tmp += ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  if (::write(fd, content.data(), bytes) < 0) {
+    // The process is about to be killed; nothing to report.
+  }
+  ::fsync(fd);
+  ::close(fd);
+}
+#endif
+
+}  // namespace
+
+const char* LoadOutcomeName(LoadOutcome outcome) {
+  switch (outcome) {
+    case LoadOutcome::kNoFile: return "no-file";
+    case LoadOutcome::kLoaded: return "loaded";
+    case LoadOutcome::kEarlierBoot: return "earlier-boot";
+    case LoadOutcome::kCorrupt: return "corrupt";
+  }
+  return "unknown";
+}
+
+std::string ReadBootId(const std::filesystem::path& procfs_root) {
+  return ReadTrimmed(procfs_root / "sys/kernel/random/boot_id", 128).value_or("");
+}
+
+std::string CheckpointJson(const std::vector<inject::ClaimPlan>& claims, const std::string& boot_id) {
+  const std::string claims_json = PlansToJson(claims);
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  w.StartObject();
+  w.Key("kind");
+  w.String(kKind);
+  w.Key("version");
+  w.Int(kCheckpointVersion);
+  w.Key("bootId");
+  w.String(boot_id.c_str(), static_cast<rapidjson::SizeType>(boot_id.size()));
+  w.Key("checksum");
+  const std::string checksum = ChecksumOf(boot_id, claims_json);
+  w.String(checksum.c_str(), static_cast<rapidjson::SizeType>(checksum.size()));
+  w.Key("claims");
+  w.RawValue(claims_json.c_str(), claims_json.size(), rapidjson::kArrayType);
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+CheckpointStore::CheckpointStore(CheckpointOptions options, Logger& log)
+    : options_(std::move(options)), log_(log), path_(options_.state_dir / options_.file_name) {
+  std::error_code ec;
+  std::filesystem::create_directories(options_.state_dir, ec);
+  if (ec)
+    throw std::system_error(ec, "cannot create state directory " + options_.state_dir.string() +
+                                    " (check --state-dir and its permissions)");
+  boot_id_ = ReadBootId(options_.procfs_root);
+  if (boot_id_.empty())
+    log_.Warning("boot id unreadable; state is not tied to a boot",
+                 {{"file", (options_.procfs_root / "sys/kernel/random/boot_id").string()}});
+  Load();
+}
+
+void CheckpointStore::Discard(const std::string& problem) {
+  load_outcome_ = LoadOutcome::kCorrupt;
+  auto aside = path_;
+  aside += ".corrupt";
+  std::error_code ec;
+  std::filesystem::rename(path_, aside, ec);
+  const std::string message = "checkpoint " + path_.string() + " discarded: " + problem +
+                              "; starting with no prepared claims (kubelet prepares them again)" +
+                              (ec ? std::string() : "; the bad file is kept as " + aside.string());
+  log_.Error("state checkpoint corrupt", {{"file", path_.string()},
+                                          {"problem", problem},
+                                          {"kept_as", ec ? std::string() : aside.string()}});
+  if (options_.on_corrupt) {
+    try {
+      options_.on_corrupt(message);
+    } catch (const std::exception& e) {
+      log_.Warning("corrupt-state hook failed", {{"error", e.what()}});
+    }
+  }
+}
+
+void CheckpointStore::Load() {
+  auto tmp = path_;
+  tmp += ".tmp";
+  std::error_code ec;
+  if (std::filesystem::remove(tmp, ec))
+    log_.Info("removed unfinished checkpoint write", {{"file", tmp.string()}});
+  if (!std::filesystem::exists(path_, ec)) {
+    load_outcome_ = LoadOutcome::kNoFile;
+    log_.Info("no state checkpoint; starting empty", {{"file", path_.string()}});
+    return;
+  }
+  auto content = ReadFileCapped(path_, kMaxCheckpointBytes + 1);
+  if (!content) return Discard("cannot be read");
+  if (content->size() > kMaxCheckpointBytes) return Discard("larger than 64 MiB");
+  rapidjson::Document doc;
+  doc.Parse(content->data(), content->size());
+  if (doc.HasParseError() || !doc.IsObject())
+    return Discard("not a JSON object (torn or overwritten)");
+  auto str = [&](const char* key) -> std::string {
+    auto it = doc.FindMember(key);
+    return it != doc.MemberEnd() && it->value.IsString()
+               ? std::string(it->value.GetString(), it->value.GetStringLength())
+               : std::string();
+  };
+  if (str("kind") != kKind) return Discard("kind is not " + std::string(kKind));
+  auto version = doc.FindMember("version");
+  if (version == doc.MemberEnd() || !version->value.IsInt())
+    return Discard("version missing");
+  if (version->value.GetInt() != kCheckpointVersion)
+    return Discard("version " + std::to_string(version->value.GetInt()) + " is not supported (this build reads " +
+                   std::to_string(kCheckpointVersion) + ")");
+  auto claims = doc.FindMember("claims");
+  if (claims == doc.MemberEnd() || !claims->value.IsArray()) return Discard("claims missing");
+  const std::string file_boot = str("bootId");
+  if (str("checksum") != ChecksumOf(file_boot, Compact(claims->value)))
+    return Discard("checksum mismatch");
+  std::vector<inject::ClaimPlan> plans;
+  try {
+    plans = PlansFromJson(claims->value);
+  } catch (const std::exception& e) {
+    return Discard(e.what());
+  }
+  if (!boot_id_.empty() && file_boot != boot_id_) {
+    load_outcome_ = LoadOutcome::kEarlierBoot;
+    log_.Info("state checkpoint is from an earlier boot; dropped",
+              {{"file", path_.string()}, {"file_boot_id", file_boot}, {"boot_id", boot_id_},
+               {"claims", plans.size()}});
+    std::filesystem::remove(path_, ec);
+    return;
+  }
+  for (auto& plan : plans) {
+    std::string uid = plan.claim_uid;
+    claims_.insert_or_assign(std::move(uid), std::move(plan));
+  }
+  load_outcome_ = LoadOutcome::kLoaded;
+  log_.Info("state checkpoint loaded", {{"file", path_.string()}, {"claims", claims_.size()}});
+}
+
+void CheckpointStore::Write(const std::map<std::string, inject::ClaimPlan>& claims) {
+  std::vector<inject::ClaimPlan> plans;
+  plans.reserve(claims.size());
+  for (const auto& [uid, plan] : claims) plans.push_back(plan);
+  const std::string content = CheckpointJson(plans, boot_id_);
+#ifdef DRANET_FAULT_POINTS
+  if (DRANET_FAULT_ARMED("state-write-torn")) {
+    WriteTemp(path_, content, content.size() / 2);
+    DRANET_FAULT_POINT("state-write-torn");
+  }
+  if (DRANET_FAULT_ARMED("state-before-rename")) {
+    WriteTemp(path_, content, content.size());
+    DRANET_FAULT_POINT("state-before-rename");
+  }
+#endif
+  WriteFileAtomic(path_, content);
+  DRANET_FAULT_POINT("state-after-rename");
+  ++writes_;
+}
+
+void CheckpointStore::Put(const std::vector<inject::ClaimPlan>& plans) {
+  if (plans.empty()) return;
+  std::lock_guard lock(mu_);
+  auto next = claims_;
+  for (const auto& plan : plans) next.insert_or_assign(plan.claim_uid, plan);
+  Write(next);
+  claims_ = std::move(next);
+}
+
+void CheckpointStore::Remove(const std::vector<std::string>& claim_uids) {
+  std::lock_guard lock(mu_);
+  auto next = claims_;
+  std::size_t removed = 0;
+  for (const auto& uid : claim_uids) removed += next.erase(uid);
+  if (removed == 0) return;  // nothing changes, nothing to write
+  Write(next);
+  claims_ = std::move(next);
+}
+
+std::optional<inject::ClaimPlan> CheckpointStore::Get(const std::string& claim_uid) const {
+  std::lock_guard lock(mu_);
+  auto it = claims_.find(claim_uid);
+  if (it == claims_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<inject::ClaimPlan> CheckpointStore::ForPod(const std::string& pod_uid) const {
+  std::lock_guard lock(mu_);
+  std::vector<inject::ClaimPlan> out;
+  for (const auto& [uid, plan] : claims_)
+    for (const auto& pod : plan.pod_uids)
+      if (pod == pod_uid) {
+        out.push_back(plan);
+        break;
+      }
+  return out;
+}
+
+std::vector<inject::ClaimPlan> CheckpointStore::All() const {
+  std::lock_guard lock(mu_);
+  std::vector<inject::ClaimPlan> out;
+  out.reserve(claims_.size());
+  for (const auto& [uid, plan] : claims_) out.push_back(plan);
+  return out;
+}
+
+uint64_t CheckpointStore::writes() const {
+  std::lock_guard lock(mu_);
+  return writes_;
+}
+
+}  // namespace dranet::state

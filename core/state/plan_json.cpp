@@ -1,0 +1,233 @@
+#include "state/plan_json.h"
+
+#include <stdexcept>
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace dranet::state {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+using inject::ClaimPlan;
+
+void Str(Writer& w, const char* key, const std::string& value) {
+  w.Key(key);
+  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+void StrList(Writer& w, const char* key, const std::vector<std::string>& values) {
+  w.Key(key);
+  w.StartArray();
+  for (const auto& v : values) w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  w.EndArray();
+}
+
+void Num(Writer& w, const char* key, uint32_t value) {
+  w.Key(key);
+  w.Uint(value);
+}
+
+// "key": [ {fields of item}... ]
+template <typename T, typename Fields>
+void ObjectList(Writer& w, const char* key, const std::vector<T>& items, Fields fields) {
+  w.Key(key);
+  w.StartArray();
+  for (const auto& item : items) {
+    w.StartObject();
+    fields(item);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void WriteRoutes(Writer& w, const char* key, const std::vector<inject::Route>& routes) {
+  ObjectList(w, key, routes, [&](const inject::Route& r) {
+    Str(w, "destination", r.destination);
+    Str(w, "gateway", r.gateway);
+    Str(w, "source", r.source);
+    w.Key("table");
+    w.Int(r.table);
+    Num(w, "metric", r.metric);
+  });
+}
+
+void WritePlan(Writer& w, const ClaimPlan& p) {
+  w.StartObject();
+  Str(w, "claimUID", p.claim_uid);
+  Str(w, "namespace", p.claim_namespace);
+  Str(w, "name", p.claim_name);
+  StrList(w, "podUIDs", p.pod_uids);
+  ObjectList(w, "devices", p.devices, [&](const inject::AllocatedDevice& d) {
+    Str(w, "request", d.request);
+    Str(w, "pool", d.pool);
+    Str(w, "device", d.device);
+  });
+  ObjectList(w, "deviceNodes", p.device_nodes, [&](const inject::DeviceNode& n) {
+    Str(w, "containerPath", n.container_path);
+    Str(w, "hostPath", n.host_path);
+    Num(w, "major", n.major);
+    Num(w, "minor", n.minor);
+    Str(w, "permissions", n.permissions);
+  });
+  w.Key("env");
+  w.StartObject();
+  for (const auto& [k, v] : p.env) Str(w, k.c_str(), v);
+  w.EndObject();
+  ObjectList(w, "mounts", p.mounts, [&](const inject::Mount& m) {
+    Str(w, "hostPath", m.host_path);
+    Str(w, "containerPath", m.container_path);
+    StrList(w, "options", m.options);
+  });
+  ObjectList(w, "netdevs", p.netdevs, [&](const inject::NetdevPlan& n) {
+    Str(w, "device", n.device_name);
+    Str(w, "hostIfName", n.host_if_name);
+    Str(w, "podIfName", n.pod_if_name);
+    if (n.mtu) Num(w, "mtu", *n.mtu);
+    StrList(w, "addresses", n.addresses);
+    WriteRoutes(w, "routes", n.routes);
+    Str(w, "rdmaDevice", n.rdma_device);
+    w.Key("rdmaExclusive");
+    w.Bool(n.rdma_exclusive);
+    w.Key("hostState");
+    w.StartObject();
+    Str(w, "ifName", n.host_state.if_name);
+    Num(w, "mtu", n.host_state.mtu);
+    StrList(w, "addresses", n.host_state.addresses);
+    WriteRoutes(w, "routes", n.host_state.routes);
+    w.EndObject();
+  });
+  StrList(w, "cdiDeviceIDs", p.cdi_device_ids);
+  w.EndObject();
+}
+
+// Strict readers: the field must be present with the right type.
+[[noreturn]] void Bad(const std::string& where, const char* key, const char* want) {
+  throw std::invalid_argument(where + "." + key + ": missing or not " + want);
+}
+
+const rapidjson::Value& Field(const rapidjson::Value& o, const std::string& where, const char* key) {
+  if (!o.IsObject()) throw std::invalid_argument(where + ": not an object");
+  auto it = o.FindMember(key);
+  if (it == o.MemberEnd()) Bad(where, key, "present");
+  return it->value;
+}
+
+std::string GetStr(const rapidjson::Value& o, const std::string& where, const char* key) {
+  const auto& v = Field(o, where, key);
+  if (!v.IsString()) Bad(where, key, "a string");
+  return {v.GetString(), v.GetStringLength()};
+}
+
+uint32_t GetU32(const rapidjson::Value& o, const std::string& where, const char* key) {
+  const auto& v = Field(o, where, key);
+  if (!v.IsUint()) Bad(where, key, "an unsigned 32-bit integer");
+  return v.GetUint();
+}
+
+const rapidjson::Value& GetArr(const rapidjson::Value& o, const std::string& where, const char* key) {
+  const auto& v = Field(o, where, key);
+  if (!v.IsArray()) Bad(where, key, "an array");
+  return v;
+}
+
+std::vector<std::string> GetStrList(const rapidjson::Value& o, const std::string& where,
+                                    const char* key) {
+  std::vector<std::string> out;
+  for (const auto& v : GetArr(o, where, key).GetArray()) {
+    if (!v.IsString()) Bad(where, key, "an array of strings");
+    out.emplace_back(v.GetString(), v.GetStringLength());
+  }
+  return out;
+}
+
+std::vector<inject::Route> GetRoutes(const rapidjson::Value& o, const std::string& where,
+                                     const char* key) {
+  std::vector<inject::Route> out;
+  const std::string here = where + "." + key;
+  for (const auto& v : GetArr(o, where, key).GetArray()) {
+    inject::Route r;
+    r.destination = GetStr(v, here, "destination");
+    r.gateway = GetStr(v, here, "gateway");
+    r.source = GetStr(v, here, "source");
+    const auto& table = Field(v, here, "table");
+    if (!table.IsInt()) Bad(here, "table", "an integer");
+    r.table = table.GetInt();
+    r.metric = GetU32(v, here, "metric");
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+ClaimPlan ReadPlan(const rapidjson::Value& o, const std::string& where) {
+  ClaimPlan p;
+  p.claim_uid = GetStr(o, where, "claimUID");
+  const std::string here = where + "[" + p.claim_uid + "]";
+  p.claim_namespace = GetStr(o, here, "namespace");
+  p.claim_name = GetStr(o, here, "name");
+  p.pod_uids = GetStrList(o, here, "podUIDs");
+  for (const auto& d : GetArr(o, here, "devices").GetArray())
+    p.devices.push_back({GetStr(d, here + ".devices", "request"), GetStr(d, here + ".devices", "pool"),
+                         GetStr(d, here + ".devices", "device")});
+  for (const auto& n : GetArr(o, here, "deviceNodes").GetArray()) {
+    const std::string w = here + ".deviceNodes";
+    p.device_nodes.push_back({GetStr(n, w, "containerPath"), GetStr(n, w, "hostPath"),
+                              GetU32(n, w, "major"), GetU32(n, w, "minor"),
+                              GetStr(n, w, "permissions")});
+  }
+  const auto& env = Field(o, here, "env");
+  if (!env.IsObject()) Bad(here, "env", "an object");
+  for (const auto& m : env.GetObject()) {
+    if (!m.value.IsString()) Bad(here + ".env", m.name.GetString(), "a string");
+    p.env.emplace(std::string(m.name.GetString(), m.name.GetStringLength()),
+                  std::string(m.value.GetString(), m.value.GetStringLength()));
+  }
+  for (const auto& m : GetArr(o, here, "mounts").GetArray()) {
+    const std::string w = here + ".mounts";
+    p.mounts.push_back({GetStr(m, w, "hostPath"), GetStr(m, w, "containerPath"),
+                        GetStrList(m, w, "options")});
+  }
+  for (const auto& n : GetArr(o, here, "netdevs").GetArray()) {
+    const std::string w = here + ".netdevs";
+    inject::NetdevPlan np;
+    np.device_name = GetStr(n, w, "device");
+    np.host_if_name = GetStr(n, w, "hostIfName");
+    np.pod_if_name = GetStr(n, w, "podIfName");
+    if (n.IsObject() && n.HasMember("mtu")) np.mtu = GetU32(n, w, "mtu");
+    np.addresses = GetStrList(n, w, "addresses");
+    np.routes = GetRoutes(n, w, "routes");
+    np.rdma_device = GetStr(n, w, "rdmaDevice");
+    const auto& exclusive = Field(n, w, "rdmaExclusive");
+    if (!exclusive.IsBool()) Bad(w, "rdmaExclusive", "a boolean");
+    np.rdma_exclusive = exclusive.GetBool();
+    const auto& hs = Field(n, w, "hostState");
+    const std::string hw = w + ".hostState";
+    np.host_state.if_name = GetStr(hs, hw, "ifName");
+    np.host_state.mtu = GetU32(hs, hw, "mtu");
+    np.host_state.addresses = GetStrList(hs, hw, "addresses");
+    np.host_state.routes = GetRoutes(hs, hw, "routes");
+    p.netdevs.push_back(std::move(np));
+  }
+  p.cdi_device_ids = GetStrList(o, here, "cdiDeviceIDs");
+  return p;
+}
+
+}  // namespace
+
+std::string PlansToJson(const std::vector<ClaimPlan>& plans) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartArray();
+  for (const auto& p : plans) WritePlan(w, p);
+  w.EndArray();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+std::vector<ClaimPlan> PlansFromJson(const rapidjson::Value& array) {
+  if (!array.IsArray()) throw std::invalid_argument("claims: not an array");
+  std::vector<ClaimPlan> plans;
+  for (const auto& item : array.GetArray()) plans.push_back(ReadPlan(item, "claims"));
+  return plans;
+}
+
+}  // namespace dranet::state

@@ -1,0 +1,58 @@
+{{/* Labels on every object; must match labels() in packaging/render.py. */}}
+{{- define "dranet.labels" -}}
+app.kubernetes.io/name: dranet
+app.kubernetes.io/part-of: dranet
+app.kubernetes.io/version: {{ .Values.image.tag | quote }}
+{{- end -}}
+
+{{- define "dranet.image" -}}
+{{ printf "%s/%s:%s" .registry .repository .tag }}
+{{- end -}}
+
+{{/* dranetd's args: the same order and rules as dranetd_args() in packaging/render.py. */}}
+{{- define "dranet.args" -}}
+{{- $f := .Values.flags -}}
+- --plugin-dir={{ .Values.pluginVolume.mountPath }}
+- --host-root={{ $f.hostRoot }}
+- --driver-name={{ $f.driverName }}
+{{- if $f.kubeconfig }}
+- --kubeconfig={{ $f.kubeconfig }}
+{{- end }}
+- --publish={{ $f.publish }}
+- --move-ib-interfaces={{ $f.moveIbInterfaces }}
+{{- if kindIs "string" $f.filter }}
+{{- if eq $f.filter "" }}
+{{- /* CLI11 reads `--filter=` as waiting for a value: pass "" as its own argument. */}}
+- --filter
+- ""
+{{- else }}
+- {{ printf "--filter=%s" $f.filter | quote }}
+{{- end }}
+{{- end }}
+- {{ printf "--metrics-address=%s" $f.metricsAddress | quote }}
+- --resync-seconds={{ $f.resyncSeconds }}
+- --log-format={{ $f.logFormat }}
+- --v={{ $f.v }}
+- --kubelet-plugin={{ $f.kubeletPlugin }}
+- --kubelet-root-dir={{ $f.kubeletRootDir }}
+- --state-dir={{ $f.stateDir }}
+- --nri-socket={{ $f.nriSocket }}
+- --nri={{ $f.nri }}
+- --cdi-dir={{ $f.cdiDir }}
+- --cdi={{ $f.cdi }}
+- --rdma-exclusive={{ $f.rdmaExclusive }}
+{{- range $f.pluginDir }}
+- --plugin-dir={{ . }}
+{{- end }}
+{{- if $f.pluginAllow }}
+- --plugin-allow={{ join "," $f.pluginAllow }}
+{{- end }}
+{{- if $f.pluginDeny }}
+- --plugin-deny={{ join "," $f.pluginDeny }}
+{{- end }}
+{{- range $f.pluginConfig }}
+- {{ printf "--plugin-config=%s" . | quote }}
+{{- end }}
+- --plugin-timeout-ms={{ $f.pluginTimeoutMs }}
+- --allow-non-root-plugin-dir={{ $f.allowNonRootPluginDir }}
+{{- end -}}

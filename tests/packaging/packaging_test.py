@@ -1,0 +1,328 @@
+#!/usr/bin/env python3
+"""Checks dranet's manifests, chart and values against their one source and against dranetd.
+
+  packaging_test.py --source REPO --dranetd PATH/TO/dranetd
+
+Python stdlib only (CI's Debian python3). Each check prints what it found; the exit code
+is 1 when any check fails.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+FAILURES = []
+
+
+def check(ok, message):
+    if not ok:
+        FAILURES.append(message)
+        print("FAIL: " + message)
+    return ok
+
+
+# ---------------------------------------------------------------- JSON schema subset
+
+def validate(schema, value, path="values"):
+    """The draft-07 keywords values.schema.json uses: type, properties, required,
+    additionalProperties (bool or schema), items, enum, pattern, minLength, minimum,
+    maximum. Returns a list of problems."""
+    problems = []
+    types = schema.get("type")
+    if types is not None:
+        types = types if isinstance(types, list) else [types]
+        kinds = {
+            "object": isinstance(value, dict), "array": isinstance(value, list),
+            "string": isinstance(value, str), "boolean": isinstance(value, bool),
+            "integer": isinstance(value, int) and not isinstance(value, bool),
+            "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+            "null": value is None,
+        }
+        if not any(kinds[t] for t in types):
+            return ["%s: %r is not of type %s" % (path, value, "/".join(types))]
+    if "enum" in schema and value not in schema["enum"]:
+        problems.append("%s: %r is not one of %s" % (path, value, schema["enum"]))
+    if isinstance(value, str):
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            problems.append("%s: %r does not match %s" % (path, value, schema["pattern"]))
+        if len(value) < schema.get("minLength", 0):
+            problems.append("%s: %r is shorter than %d" % (path, value, schema["minLength"]))
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            problems.append("%s: %r < %r" % (path, value, schema["minimum"]))
+        if "maximum" in schema and value > schema["maximum"]:
+            problems.append("%s: %r > %r" % (path, value, schema["maximum"]))
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        for key in schema.get("required", []):
+            if key not in value:
+                problems.append("%s: missing required key %s" % (path, key))
+        extra = schema.get("additionalProperties", True)
+        for key, item in value.items():
+            if key in props:
+                problems += validate(props[key], item, "%s.%s" % (path, key))
+            elif extra is False:
+                problems.append("%s: unknown key %s" % (path, key))
+            elif isinstance(extra, dict):
+                problems += validate(extra, item, "%s.%s" % (path, key))
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            problems += validate(schema["items"], item, "%s[%d]" % (path, i))
+    return problems
+
+
+def schema_objects(schema, path="$"):
+    """Every object-typed node of a schema, with its path."""
+    if isinstance(schema, dict):
+        t = schema.get("type")
+        if t == "object" or (isinstance(t, list) and "object" in t):
+            yield path, schema
+        for key in ("properties",):
+            for name, sub in schema.get(key, {}).items():
+                yield from schema_objects(sub, path + "." + name)
+        for key in ("items", "additionalProperties"):
+            if isinstance(schema.get(key), dict):
+                yield from schema_objects(schema[key], path + "[]" if key == "items" else path + ".*")
+
+
+# ---------------------------------------------------------------- helpers
+
+def help_flags(dranetd):
+    out = subprocess.run([dranetd, "--help"], capture_output=True, text=True, timeout=30)
+    check(out.returncode == 0, "dranetd --help exits 0 (got %d: %s)" % (out.returncode, out.stderr.strip()))
+    return set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", out.stdout))
+
+
+def objects_in(docs, kind):
+    return [d for d in docs if d.get("kind") == kind]
+
+
+def walk(obj, path=""):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield path + "." + k, k, v
+            yield from walk(v, path + "." + k)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from walk(v, "%s[%d]" % (path, i))
+
+
+def check_daemonset(name, docs, values):
+    dss = objects_in(docs, "DaemonSet")
+    if not check(len(dss) == 1, "%s: exactly one DaemonSet (got %d)" % (name, len(dss))):
+        return
+    ds = dss[0]
+    for path, key, value in walk(ds):
+        check(not (key == "privileged" and value is True), "%s: %s is privileged: true" % (name, path))
+    pod = ds["spec"]["template"]["spec"]
+    check(pod.get("hostNetwork") is True, "%s: hostNetwork: true" % name)
+    check(pod.get("priorityClassName") == "system-node-critical", "%s: priorityClassName system-node-critical" % name)
+    check({"operator": "Exists"} in pod.get("tolerations", []), "%s: a toleration with operator Exists" % name)
+    containers = pod["containers"]
+    check(len(containers) == 1 and containers[0]["name"] == "dranetd", "%s: one container, dranetd" % name)
+    c = containers[0]
+    sc = c["securityContext"]
+    check(sorted(sc["capabilities"].get("add", [])) == ["NET_ADMIN", "SYS_ADMIN"],
+          "%s: dranetd adds exactly NET_ADMIN and SYS_ADMIN (got %s)" % (name, sc["capabilities"].get("add")))
+    check(sc["capabilities"].get("drop") == ["ALL"], "%s: dranetd drops ALL capabilities" % name)
+    check(sc.get("readOnlyRootFilesystem") is True, "%s: readOnlyRootFilesystem" % name)
+    check(sc.get("allowPrivilegeEscalation") is False, "%s: allowPrivilegeEscalation false" % name)
+    env = {e["name"]: e for e in c.get("env", [])}
+    check(env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName",
+          "%s: NODE_NAME from spec.nodeName" % name)
+    probes = {k: c.get(k, {}).get("httpGet", {}).get("path") for k in ("startupProbe", "livenessProbe", "readinessProbe")}
+    check(probes == {"startupProbe": "/livez", "livenessProbe": "/livez", "readinessProbe": "/readyz"},
+          "%s: probes startup+liveness /livez, readiness /readyz (got %s)" % (name, probes))
+    port = [p["containerPort"] for p in c.get("ports", []) if p["name"] == "metrics"]
+    check(port == [int(values["flags"]["metricsAddress"].rsplit(":", 1)[1])],
+          "%s: metrics port matches --metrics-address" % name)
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    mounts = {m["name"]: m for m in c["volumeMounts"]}
+    root = values["flags"]["kubeletRootDir"].rstrip("/")
+    for vol, path in (("kubelet-plugins", root + "/plugins"), ("kubelet-registry", root + "/plugins_registry"),
+                      ("state", values["flags"]["stateDir"]), ("nri", os.path.dirname(values["flags"]["nriSocket"]))):
+        check(volumes.get(vol, {}).get("hostPath", {}).get("path") == path and mounts.get(vol, {}).get("mountPath") == path,
+              "%s: %s is hostPath %s mounted at the same path" % (name, vol, path))
+    for vol in ("netns", "dev-infiniband"):
+        check(mounts.get(vol, {}).get("mountPropagation") == "HostToContainer",
+              "%s: %s mounted with HostToContainer propagation" % (name, vol))
+    check("emptyDir" in volumes.get("plugins", {}), "%s: the plugin directory is an emptyDir volume" % name)
+    plugin_args = [a for a in c["args"] if a.startswith("--plugin-dir=")]
+    check(plugin_args[:1] == ["--plugin-dir=" + mounts.get("plugins", {}).get("mountPath", "?")],
+          "%s: the plugin volume is the first --plugin-dir" % name)
+    inits = pod.get("initContainers", [])
+    check(len(inits) == len(values["pluginImages"]), "%s: one init container per plugin image" % name)
+    for init in inits:
+        isc = init["securityContext"]
+        check(isc.get("runAsUser") == 0, "%s: init container %s runs as root" % (name, init["name"]))
+        check(isc["capabilities"].get("drop") == ["ALL"] and not isc["capabilities"].get("add"),
+              "%s: init container %s has no capabilities" % (name, init["name"]))
+        script = " ".join(init["command"])
+        check("chmod 0755 /dranet-plugins" in script and "chmod 0644" in script,
+              "%s: init container %s makes the plugin dir 0755 and files 0644" % (name, init["name"]))
+        check(any(m["name"] == "plugins" for m in init["volumeMounts"]),
+              "%s: init container %s mounts the plugin volume" % (name, init["name"]))
+
+
+EXPECTED_RULES = [
+    ("", "nodes", ["get"]),
+    ("", "events", ["create", "patch"]),
+    ("resource.k8s.io", "resourceslices", ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]),
+    ("resource.k8s.io", "resourceclaims", ["get", "list", "watch"]),
+    ("resource.k8s.io", "resourceclaims/status", ["patch", "update"]),
+    ("resource.k8s.io", "resourceclaims/driver", ["associated-node:patch", "associated-node:update"]),
+]
+
+
+def check_rbac(name, docs, values):
+    roles = objects_in(docs, "ClusterRole")
+    if not check(len(roles) == 1, "%s: one ClusterRole" % name):
+        return
+    got = sorted((g, r, sorted(rule["verbs"])) for rule in roles[0]["rules"]
+                 for g in rule["apiGroups"] for r in rule["resources"])
+    want = sorted((g, r, sorted(v)) for g, r, v in EXPECTED_RULES)
+    check(got == want, "%s: ClusterRole rules are exactly %s (got %s)" % (name, want, got))
+    for rule in roles[0]["rules"]:
+        if "resourceclaims/driver" in rule["resources"]:
+            check(rule.get("resourceNames") == [values["flags"]["driverName"]],
+                  "%s: resourceclaims/driver limited to the driver name" % name)
+    binding = objects_in(docs, "ClusterRoleBinding")
+    check(len(binding) == 1 and binding[0]["subjects"][0]["name"] == values["serviceAccount"]["name"],
+          "%s: the ClusterRoleBinding binds the ServiceAccount" % name)
+
+
+def check_device_classes(name, docs, values):
+    classes = {d["metadata"]["name"]: d["spec"]["selectors"][0]["cel"]["expression"] for d in objects_in(docs, "DeviceClass")}
+    driver_sel = 'device.driver == "%s"' % values["flags"]["driverName"]
+    check(classes.get("dranet.net") == driver_sel, "%s: DeviceClass dranet.net selects %s" % (name, driver_sel))
+    check(classes.get("dranet") == driver_sel, "%s: DeviceClass dranet selects %s" % (name, driver_sel))
+    check(classes.get("dranet-rdma", "").startswith(driver_sel + " && ") and "rdma == true" in classes.get("dranet-rdma", ""),
+          "%s: DeviceClass dranet-rdma selects RDMA devices of the driver" % name)
+
+
+def template_value_refs(templates_dir):
+    refs = set()
+    for fname in os.listdir(templates_dir):
+        text = open(os.path.join(templates_dir, fname), encoding="utf-8").read()
+        refs |= set(re.findall(r"\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)", text))
+        # `$f := .Values.flags` then `$f.key`
+        for var, base in re.findall(r"(\$[a-z]+)\s*:=\s*\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)", text):
+            refs |= {base + m for m in re.findall(re.escape(var) + r"((?:\.[A-Za-z_][A-Za-z0-9_]*)+)", text)}
+        # `(get $.Values.probes $kind)`, `range .Values.pluginImages` item fields: leaf of a dynamic key
+        refs |= {"." + m for m in re.findall(r"get \$\.Values\.([A-Za-z]+) ", text)}
+    return {r.lstrip(".") for r in refs}
+
+
+def value_paths(values, prefix=""):
+    for key, value in values.items():
+        path = prefix + key
+        yield path
+        if isinstance(value, dict) and value and key not in ("resources", "updateStrategy", "probes"):
+            yield from value_paths(value, path + ".")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--source", required=True)
+    parser.add_argument("--dranetd", required=True)
+    args = parser.parse_args()
+    packaging = os.path.join(args.source, "packaging")
+    sys.path.insert(0, packaging)
+    import render  # noqa: E402
+    import yamlsubset  # noqa: E402
+
+    # 1. No drift between the generated files and their source.
+    out = subprocess.run([sys.executable, os.path.join(packaging, "render.py"), "--check"], capture_output=True, text=True)
+    check(out.returncode == 0, "render.py --check: generated files match their source:\n" + out.stderr)
+
+    # 2. Every YAML file under packaging/ parses; every object is a Kubernetes object.
+    yaml_files = []
+    for dirpath, _, files in os.walk(packaging):
+        yaml_files += [os.path.join(dirpath, f) for f in files if f.endswith((".yaml", ".yml")) and "templates" not in dirpath]
+    for path in sorted(yaml_files):
+        rel = os.path.relpath(path, args.source)
+        try:
+            docs = yamlsubset.load_all(open(path, encoding="utf-8").read(), rel)
+        except yamlsubset.YamlError as e:
+            check(False, "%s parses: %s" % (rel, e))
+            continue
+        check(docs, "%s holds at least one document" % rel)
+        if os.path.basename(path) in ("values.yaml", "Chart.yaml"):
+            continue
+        for doc in docs:
+            check(isinstance(doc, dict) and doc.get("apiVersion") and doc.get("kind") and
+                  (doc.get("kind") == "Kustomization" or doc.get("metadata", {}).get("name")),
+                  "%s: every document has apiVersion, kind and metadata.name" % rel)
+    print("parsed %d YAML files" % len(yaml_files))
+
+    # 3. values.schema.json: closed at every object level, and the values validate.
+    schema = json.load(open(os.path.join(packaging, "helm", "dranet", "values.schema.json")))
+    for path, node in schema_objects(schema):
+        if "properties" in node:
+            check(node.get("additionalProperties") is False, "schema %s: additionalProperties: false" % path)
+        else:
+            check("additionalProperties" in node, "schema %s: additionalProperties stated explicitly" % path)
+    defaults = render.default_values()
+    for label, values in [("values.yaml", defaults)] + [("overlay %s" % c, render.cloud_values(c)) for c in render.CLOUDS]:
+        problems = validate(schema, values)
+        check(not problems, "%s validates against values.schema.json: %s" % (label, problems))
+    bad = render.merge(defaults, {"flags": {"no-such-flag": 1}, "image": {"tag": 7}})
+    problems = validate(schema, bad)
+    check(any("unknown key no-such-flag" in p for p in problems) and any("image.tag" in p for p in problems),
+          "the schema checker rejects an unknown key and a wrong type (got %s)" % problems)
+
+    # 4. Flags: every dranetd flag is exposed in values, every passed flag exists.
+    flags = help_flags(args.dranetd)
+    print("dranetd --help lists %d flags" % len(flags))
+    not_values = {"--help": "prints help", "--version": "prints the version", "--once": "one-shot debugging mode",
+                  "--node-name": "always env NODE_NAME from the downward API"}
+    exposed = {flag for _, flag, _ in render.FLAGS}
+    for flag in sorted(flags):
+        check(flag in exposed or flag in not_values, "dranetd flag %s is exposed in values.yaml flags" % flag)
+    for key, flag, _ in render.FLAGS:
+        check(key in defaults["flags"], "values.yaml flags.%s exists (for %s)" % (key, flag))
+        check(key in schema["properties"]["flags"]["properties"], "values.schema.json describes flags.%s" % key)
+    check(set(defaults["flags"]) == {k for k, _, _ in render.FLAGS}, "values.yaml flags has no key without a flag")
+    for label, values in [("install.yaml", defaults)] + [("overlay %s" % c, render.cloud_values(c)) for c in render.CLOUDS]:
+        for arg in render.daemonset(values)["spec"]["template"]["spec"]["containers"][0]["args"]:
+            if not arg.startswith("--"):
+                continue  # the value of a flag passed as two arguments
+            flag = arg.split("=", 1)[0]
+            check(flag in flags, "%s passes %s, which dranetd --help lists" % (label, flag))
+
+    # 5. The rendered manifests: DaemonSet security and mounts, RBAC, DeviceClasses.
+    manifests = [("install.yaml", os.path.join(packaging, "install.yaml"), defaults)] + [
+        ("overlay %s" % c, os.path.join(packaging, "deploy", "overlays", c, "rendered.yaml"), render.cloud_values(c))
+        for c in render.CLOUDS]
+    for label, path, values in manifests:
+        docs = yamlsubset.load_all(open(path, encoding="utf-8").read(), path)
+        check_daemonset(label, docs, values)
+        check_rbac(label, docs, values)
+        check_device_classes(label, docs, values)
+        check(sorted(d["kind"] for d in docs) ==
+              sorted(["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "DeviceClass", "DeviceClass",
+                      "DeviceClass", "DaemonSet"]), "%s: the expected set of objects" % label)
+    azure = render.cloud_values("azure")
+    check(azure["flags"]["moveIbInterfaces"] is False, "the azure overlay publishes IB HCAs IB-only")
+    for cloud, plugins in (("azure", "azure"), ("gcp", "gcp"), ("generic", "generic")):
+        check([p["repository"] for p in render.cloud_values(cloud)["pluginImages"]] == ["dranet-plugins-" + plugins],
+              "overlay %s uses the %s plugin image" % (cloud, plugins))
+
+    # 6. The Helm templates read exactly the values that exist.
+    templates = os.path.join(packaging, "helm", "dranet", "templates")
+    refs = template_value_refs(templates)
+    paths = set(value_paths(defaults))
+    for ref in sorted(refs):
+        check(ref in paths or ref.split(".")[0] in ("pluginImages",), "templates reference .Values.%s, which values.yaml has" % ref)
+    for path in sorted(paths):
+        check(any(r == path or r.startswith(path + ".") or path.startswith(r + ".") for r in refs),
+              "values.yaml %s is used by the templates" % path)
+
+    print("%d failure(s)" % len(FAILURES))
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+// The Prometheus registry renders the text format exactly.
+#include "base/metrics.h"
+
+#include <gtest/gtest.h>
+
+namespace dranet {
+namespace {
+
+TEST(Metrics, CountersAndGaugesWithLabels) {
+  MetricsRegistry r;
+  auto& prepared = r.Counter("dranet_claims_prepared_total", "Claims prepared", {"result"});
+  prepared.Inc({"ok"});
+  prepared.Inc({"ok"});
+  prepared.Inc({"error"});
+  r.Gauge("dranet_published_devices", "Devices").Set(4);
+  std::string out = r.Render();
+  EXPECT_NE(out.find("# HELP dranet_claims_prepared_total Claims prepared\n# TYPE dranet_claims_prepared_total counter\n"),
+            std::string::npos);
+  EXPECT_NE(out.find("dranet_claims_prepared_total{result=\"ok\"} 2\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("dranet_claims_prepared_total{result=\"error\"} 1\n"), std::string::npos);
+  EXPECT_NE(out.find("# TYPE dranet_published_devices gauge\ndranet_published_devices 4\n"), std::string::npos);
+  EXPECT_EQ(prepared.Value({"ok"}), 2);
+}
+
+TEST(Metrics, HistogramBucketsAreCumulative) {
+  MetricsRegistry r;
+  auto& h = r.Histogram("dranet_hook_duration_seconds", "Hook latency", {"hook"}, {0.001, 0.01, 0.1});
+  h.Observe(0.0005, {"CreateContainer"});
+  h.Observe(0.005, {"CreateContainer"});
+  h.Observe(0.5, {"CreateContainer"});
+  std::string out = r.Render();
+  EXPECT_NE(out.find("dranet_hook_duration_seconds_bucket{hook=\"CreateContainer\",le=\"0.001\"} 1\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("dranet_hook_duration_seconds_bucket{hook=\"CreateContainer\",le=\"0.01\"} 2\n"), std::string::npos);
+  EXPECT_NE(out.find("dranet_hook_duration_seconds_bucket{hook=\"CreateContainer\",le=\"0.1\"} 2\n"), std::string::npos);
+  EXPECT_NE(out.find("dranet_hook_duration_seconds_bucket{hook=\"CreateContainer\",le=\"+Inf\"} 3\n"), std::string::npos);
+  EXPECT_NE(out.find("dranet_hook_duration_seconds_count{hook=\"CreateContainer\"} 3\n"), std::string::npos);
+  EXPECT_NE(out.find("dranet_hook_duration_seconds_sum{hook=\"CreateContainer\"} 0.5055\n"), std::string::npos);
+  EXPECT_EQ(h.Count({"CreateContainer"}), 3u);
+}
+
+TEST(Metrics, LabelValuesAreEscapedAndArityChecked) {
+  MetricsRegistry r;
+  auto& g = r.Gauge("x", "help", {"name"});
+  g.Set(1, {"a\"b\\c\nd"});
+  EXPECT_NE(r.Render().find("x{name=\"a\\\"b\\\\c\\nd\"} 1\n"), std::string::npos) << r.Render();
+  EXPECT_THROW(g.Set(1, {}), std::invalid_argument);
+}
+
+TEST(Metrics, SameNameReturnsTheSameFamilyAndCollectorsRun) {
+  MetricsRegistry r;
+  EXPECT_EQ(&r.Counter("c_total", "h"), &r.Counter("c_total", "h"));
+  int runs = 0;
+  r.OnCollect([&](MetricsRegistry& reg) {
+    ++runs;
+    reg.Gauge("collected", "h").Set(runs);
+  });
+  r.Render();
+  EXPECT_NE(r.Render().find("collected 2\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dranet

@@ -1,0 +1,203 @@
+#include "kubelet/dra_service.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <latch>
+#include <sstream>
+#include <thread>
+
+#include "kubelet_test_support.h"
+
+namespace dranet::kubelet {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace testing;
+
+// PreparedClaims in memory, counting writes.
+class MemoryClaims : public state::PreparedClaims {
+ public:
+  void Put(const std::vector<inject::ClaimPlan>& plans) override {
+    std::lock_guard lock(mu_);
+    if (fail_writes) throw std::runtime_error("disk full");
+    ++puts;
+    for (const auto& p : plans) plans_[p.claim_uid] = p;
+  }
+  void Remove(const std::vector<std::string>& uids) override {
+    std::lock_guard lock(mu_);
+    ++removes;
+    for (const auto& u : uids) plans_.erase(u);
+  }
+  std::optional<inject::ClaimPlan> Get(const std::string& uid) const override {
+    std::lock_guard lock(mu_);
+    auto it = plans_.find(uid);
+    return it == plans_.end() ? std::nullopt : std::optional(it->second);
+  }
+  std::vector<inject::ClaimPlan> ForPod(const std::string&) const override { return {}; }
+  std::vector<inject::ClaimPlan> All() const override {
+    std::lock_guard lock(mu_);
+    std::vector<inject::ClaimPlan> out;
+    for (const auto& [u, p] : plans_) out.push_back(p);
+    return out;
+  }
+  std::atomic<int> puts{0}, removes{0};
+  std::atomic<bool> fail_writes{false};
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, inject::ClaimPlan> plans_;
+};
+
+class DraServiceTest : public ::testing::Test {
+ protected:
+  DraServiceTest() : log_(log_text_) {
+    claims_["one"] = Claim("one", {"pci-0101-00-00-0"});
+    claims_["two"] = Claim("two", {"pci-0101-00-00-0", "pci-0102-00-00-0"});
+    inventory_ = std::make_shared<const std::vector<inventory::Device>>(
+        std::vector<inventory::Device>{IbDevice(0), IbDevice(1), IbDevice(2)});
+  }
+
+  std::unique_ptr<DraService> Make() {
+    DraServiceOptions options;
+    options.plan.pool_name = kNode;
+    DraServiceDeps deps;
+    deps.claims = [this](const std::string& ns, const std::string& name, const std::string& uid, std::stop_token) {
+      ++lookups_;
+      if (gate_) gate_->wait();
+      std::lock_guard lock(mu_);
+      auto it = claims_.find(name);
+      if (it == claims_.end() || ns != it->second.namespace_name)
+        throw kube::ClaimError("claim " + ns + "/" + name + " not found");
+      if (it->second.uid != uid) throw kube::ClaimError("claim " + ns + "/" + name + " was replaced");
+      return it->second;
+    };
+    deps.inventory = [this] {
+      ++inventory_calls_;
+      return inventory_;
+    };
+    deps.prepared = &store_;
+    deps.events = [this](const ClaimRequest& c, const std::string& reason, const std::string& message) {
+      std::lock_guard lock(mu_);
+      events_.push_back(c.name + " " + reason + " " + message);
+    };
+    return std::make_unique<DraService>(options, std::move(deps), log_);
+  }
+
+  static ClaimRequest Req(const std::string& name) { return {"ml", name, "uid-" + name}; }
+
+  std::ostringstream log_text_;
+  Logger log_;
+  std::mutex mu_;
+  std::map<std::string, kube::ResourceClaim> claims_;
+  std::shared_ptr<const std::vector<inventory::Device>> inventory_;
+  MemoryClaims store_;
+  std::atomic<int> lookups_{0}, inventory_calls_{0};
+  std::latch* gate_ = nullptr;
+  std::vector<std::string> events_;
+};
+
+TEST_F(DraServiceTest, PreparesSeveralClaimsWithOneWrite) {
+  auto service = Make();
+  auto answers = service->Prepare({Req("one"), Req("two")});
+  ASSERT_EQ(answers.size(), 2U);
+  EXPECT_EQ(answers["uid-one"].error, "");
+  ASSERT_EQ(answers["uid-two"].devices.size(), 2U);
+  EXPECT_EQ(answers["uid-two"].devices[1], (PreparedDevice{{"nic"}, kNode, "pci-0102-00-00-0", {}}));
+  EXPECT_EQ(store_.puts, 1);
+  EXPECT_TRUE(store_.Get("uid-two"));
+  EXPECT_NE(log_text_.str().find("claim prepared"), std::string::npos);
+}
+
+TEST_F(DraServiceTest, OneBadClaimDoesNotFailTheOthers) {
+  auto service = Make();
+  claims_["bad"] = Claim("bad", {"pci-0999-00-00-0"});
+  auto answers = service->Prepare({Req("one"), Req("missing"), Req("bad"), Req("two")});
+  EXPECT_EQ(answers["uid-one"].error, "");
+  EXPECT_EQ(answers["uid-two"].error, "");
+  EXPECT_THAT(answers["uid-missing"].error, HasSubstr("not found"));
+  EXPECT_THAT(answers["uid-bad"].error, HasSubstr("pci-0999-00-00-0"));
+  EXPECT_TRUE(answers["uid-bad"].devices.empty());
+  EXPECT_FALSE(store_.Get("uid-bad"));
+  EXPECT_EQ(events_.size(), 2U);
+  EXPECT_THAT(events_, ::testing::Contains(HasSubstr("missing ClaimPrepareFailed")));
+}
+
+TEST_F(DraServiceTest, ReplacedClaimIsRefused) {
+  auto service = Make();
+  auto answers = service->Prepare({{"ml", "one", "uid-stale"}});
+  EXPECT_THAT(answers["uid-stale"].error, HasSubstr("replaced"));
+}
+
+TEST_F(DraServiceTest, SecondPrepareAnswersIdenticallyWithoutRebuilding) {
+  auto service = Make();
+  auto first = service->Prepare({Req("two")});
+  auto second = service->Prepare({Req("two")});
+  EXPECT_EQ(first, second);
+  EXPECT_EQ(inventory_calls_, 1);
+  EXPECT_EQ(store_.puts, 1);
+}
+
+TEST_F(DraServiceTest, SameClaimAskedConcurrentlyIsPreparedOnce) {
+  auto service = Make();
+  constexpr int kCallers = 16;
+  std::latch gate(1);
+  gate_ = &gate;
+  std::vector<std::map<std::string, PrepareAnswer>> answers(kCallers);
+  std::vector<std::thread> callers;
+  std::latch started(kCallers);
+  for (int i = 0; i < kCallers; ++i)
+    callers.emplace_back([&, i] {
+      started.count_down();
+      answers[i] = service->Prepare({Req("two")});
+    });
+  started.wait();
+  gate.count_down();
+  for (auto& t : callers) t.join();
+  for (const auto& a : answers) EXPECT_EQ(a, answers[0]);
+  EXPECT_EQ(answers[0].at("uid-two").devices.size(), 2U);
+  EXPECT_EQ(inventory_calls_, 1);  // built once
+  EXPECT_EQ(store_.puts, 1);       // written once
+}
+
+TEST_F(DraServiceTest, SharedClaimFollowsReservedPods) {
+  auto service = Make();
+  service->Prepare({Req("one")});
+  claims_["one"].reserved_for.push_back({"", "pods", "second", "pod-2"});
+  auto again = service->Prepare({Req("one")});
+  EXPECT_EQ(again["uid-one"].error, "");
+  EXPECT_EQ(store_.Get("uid-one")->pod_uids, (std::vector<std::string>{"pod-1", "pod-2"}));
+  EXPECT_EQ(inventory_calls_, 1);
+  EXPECT_EQ(store_.puts, 2);
+}
+
+TEST_F(DraServiceTest, UnprepareIsIdempotentAndNeedsNoClaimObject) {
+  auto service = Make();
+  service->Prepare({Req("one"), Req("two")});
+  claims_.clear();  // the claim objects are deleted
+  const int lookups = lookups_;
+  auto errors = service->Unprepare({Req("one"), Req("never-prepared")});
+  EXPECT_EQ(errors, (std::map<std::string, std::string>{{"uid-one", ""}, {"uid-never-prepared", ""}}));
+  EXPECT_EQ(service->Unprepare({Req("one")}).at("uid-one"), "");
+  EXPECT_EQ(lookups_, lookups);
+  EXPECT_FALSE(store_.Get("uid-one"));
+  EXPECT_TRUE(store_.Get("uid-two"));
+}
+
+TEST_F(DraServiceTest, FailedWriteFailsTheClaimsOfTheCall) {
+  auto service = Make();
+  store_.fail_writes = true;
+  auto answers = service->Prepare({Req("one")});
+  EXPECT_THAT(answers["uid-one"].error, HasSubstr("cannot save the prepared state: disk full"));
+  EXPECT_TRUE(answers["uid-one"].devices.empty());
+  store_.fail_writes = false;
+  EXPECT_EQ(service->Prepare({Req("one")})["uid-one"].error, "");
+}
+
+TEST_F(DraServiceTest, MissingDependenciesAreRejected) {
+  EXPECT_THROW(DraService({}, {}, log_), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dranet::kubelet

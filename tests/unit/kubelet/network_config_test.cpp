@@ -1,0 +1,128 @@
+#include "kubelet/network_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace dranet::kubelet {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ErrorOf(const std::string& json) {
+  try {
+    ParseNetworkConfig(json);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(NetworkConfig, ParsesDranetExamples) {
+  auto c = ParseNetworkConfig(R"({"interface":{"name":"dranet0","addresses":["169.254.169.14/24"],
+      "mtu":4321,"hardwareAddr":"00:11:22:33:44:55"},
+      "ethtool":{"features":{"tcp-segmentation-offload":false,"generic-receive-offload":false}}})");
+  EXPECT_EQ(c.interface.name, "dranet0");
+  EXPECT_EQ(c.interface.addresses, std::vector<std::string>{"169.254.169.14/24"});
+  EXPECT_EQ(c.interface.mtu, 4321);
+  EXPECT_EQ(c.interface.hardware_addr, "00:11:22:33:44:55");
+  ASSERT_TRUE(c.ethtool);
+  EXPECT_EQ(c.ethtool->features.size(), 2U);
+
+  auto routes = ParseNetworkConfig(R"({"routes":[{"destination":"10.0.0.0/8","gateway":"192.168.1.1"},
+      {"destination":"192.168.5.0/24","scope":253}],
+      "rules":[{"priority":100,"source":"192.168.1.0/24","table":100}],
+      "neighbors":[{"destination":"192.168.1.1","hardwareAddr":"aa:bb:cc:dd:ee:ff"}]})");
+  EXPECT_EQ(routes.routes.size(), 2U);
+  EXPECT_EQ(routes.routes[1].scope, 253);
+  EXPECT_EQ(routes.rules.at(0).table, 100);
+  EXPECT_EQ(routes.neighbors.size(), 1U);
+
+  auto vrf = ParseNetworkConfig(R"({"interface":{"vrf":{"name":"blue","table":1001},"arpIgnore":8,"arpAnnounce":2}})");
+  EXPECT_EQ(vrf.interface.vrf->table, 1001);
+  EXPECT_TRUE(ParseNetworkConfig("{}").set_fields.empty());
+}
+
+TEST(NetworkConfig, RejectsUnknownFieldsWithTheirPath) {
+  EXPECT_THAT(ErrorOf(R"({"interfaces":{}})"), HasSubstr("interfaces: unknown field"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"nmae":"x"}})"), HasSubstr("interface.nmae: unknown field"));
+  EXPECT_THAT(ErrorOf(R"({"routes":[{"destination":"10.0.0.0/8","gateway":"1.2.3.4","via":"x"}]})"),
+              HasSubstr("routes[0].via: unknown field"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"vrf":{"name":"a","id":1}}})"), HasSubstr("interface.vrf.id"));
+  EXPECT_THAT(ErrorOf(R"({"ethtool":{"feature":{}}})"), HasSubstr("ethtool.feature: unknown field"));
+  EXPECT_THAT(ErrorOf(R"({"profile":"a","profile":"b"})"), HasSubstr("profile: given twice"));
+}
+
+TEST(NetworkConfig, RejectsBadValues) {
+  EXPECT_THAT(ErrorOf(R"({"interface":{"mtu":67}})"), HasSubstr("interface.mtu: must be at least 68"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"mtu":"9000"}})"), HasSubstr("interface.mtu: must be an integer"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"name":"a-very-long-interface"}})"), HasSubstr("longer than 15"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"name":"eth/0"}})"), HasSubstr("interface.name"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"name":".."}})"), HasSubstr("not a valid interface name"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"addresses":["10.0.0.1"]}})"), HasSubstr("interface.addresses"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"addresses":["10.0.0.1/33"]}})"), HasSubstr("interface.addresses"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"dhcp":true,"addresses":["10.0.0.1/24"]}})"), HasSubstr("dhcp and addresses"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"hardwareAddr":"00:11:22"}})"), HasSubstr("not a MAC address"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"arpIgnore":5}})"), HasSubstr("interface.arpIgnore"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"arpAnnounce":3}})"), HasSubstr("interface.arpAnnounce"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"gsoMaxSize":0}})"), HasSubstr("greater than 0"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"vrf":{"table":5}}})"), HasSubstr("interface.vrf.name: is required"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"vrf":{"name":"v","table":254}}})"), HasSubstr("reserved"));
+  EXPECT_THAT(ErrorOf(R"({"routes":[{"destination":"10.0.0.0/8"}]})"), HasSubstr("routes[0].gateway: is required"));
+  EXPECT_THAT(ErrorOf(R"({"routes":[{"destination":"10.0.0.0/8","gateway":"fe80::1"}]})"),
+              HasSubstr("destination's family"));
+  EXPECT_THAT(ErrorOf(R"({"routes":[{"destination":"10.0.0.0/8","scope":200,"gateway":"1.1.1.1"}]})"),
+              HasSubstr("routes[0].scope"));
+  EXPECT_THAT(ErrorOf(R"({"rules":[{"priority":40000}]})"), HasSubstr("rules[0].priority"));
+  EXPECT_THAT(ErrorOf(R"({"rules":[{"source":"10.0.0.0/8","destination":"fd00::/8"}]})"), HasSubstr("one family"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"vrf":{"name":"v"}},"rules":[{"priority":1}]})"),
+              HasSubstr("rules: cannot be used together with interface.vrf"));
+  EXPECT_THAT(ErrorOf(R"({"neighbors":[{"destination":"10.0.0.1"}]})"), HasSubstr("neighbors[0].hardwareAddr"));
+  EXPECT_THAT(ErrorOf(R"({"ethtool":{"features":{"tso":"off"}}})"), HasSubstr("ethtool.features.tso"));
+}
+
+TEST(NetworkConfig, RejectsMalformedAndOversizedInput) {
+  EXPECT_THAT(ErrorOf("{"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(ErrorOf("[]"), HasSubstr("must be a JSON object"));
+  EXPECT_THAT(ErrorOf(R"({"interface":[]})"), HasSubstr("interface: must be an object"));
+  std::string big = R"({"profile":")" + std::string(kMaxConfigBytes, 'x') + "\"}";
+  EXPECT_THAT(ErrorOf(big), HasSubstr("at most 10240"));
+  std::string routes = R"({"routes":[)";
+  for (std::size_t i = 0; i <= kMaxConfigListItems; ++i)
+    routes += std::string(i ? "," : "") + R"({"destination":"10.0.0.0/8","gateway":"1.1.1.1"})";
+  EXPECT_THAT(ErrorOf(routes + "]}"), HasSubstr("routes: has 65 entries, at most 64"));
+  EXPECT_THAT(ErrorOf(R"({"profile":")" + std::string(300, 'p') + "\"}"), HasSubstr("longer than 256"));
+}
+
+TEST(NetworkConfig, MergeLetsLaterConfigsWin) {
+  auto merged = MergeNetworkConfigs(
+      {R"({"interface":{"name":"net0","mtu":1500},"routes":[{"destination":"10.0.0.0/8","gateway":"1.1.1.1"}]})",
+       R"({"interface":{"mtu":9000},"routes":[{"destination":"11.0.0.0/8","gateway":"1.1.1.1"}]})"},
+      {"class", "claim"});
+  EXPECT_EQ(merged.interface.name, "net0");
+  EXPECT_EQ(merged.interface.mtu, 9000);
+  ASSERT_EQ(merged.routes.size(), 1U);
+  EXPECT_EQ(merged.routes[0].destination, "11.0.0.0/8");
+}
+
+TEST(NetworkConfig, MergeNamesTheFailingInput) {
+  try {
+    MergeNetworkConfigs({R"({})", R"({"interface":{"mtu":1}})"}, {"config[0]", "config[1] (FromClaim)"});
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("config[1] (FromClaim): interface.mtu"));
+  }
+  // Valid alone, invalid together.
+  EXPECT_THROW(MergeNetworkConfigs({R"({"interface":{"dhcp":true}})", R"({"interface":{"addresses":["1.2.3.4/32"]}})"},
+                                   {"a", "b"}),
+               ConfigError);
+}
+
+TEST(NetworkConfig, RdmaOnlyDevicesTakeNoNetworkFields) {
+  EXPECT_TRUE(FieldsNotForRdmaOnly(ParseNetworkConfig(R"({"interface":{"vrf":{"name":"v"},"forwarding":true}})")).empty());
+  auto bad = FieldsNotForRdmaOnly(ParseNetworkConfig(
+      R"({"interface":{"mtu":9000},"routes":[{"destination":"10.0.0.0/8","gateway":"1.1.1.1"}],"ethtool":{}})"));
+  EXPECT_EQ(bad, (std::vector<std::string>{"interface.mtu", "routes", "ethtool"}));
+}
+
+}  // namespace
+}  // namespace dranet::kubelet

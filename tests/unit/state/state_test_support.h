@@ -1,0 +1,69 @@
+#pragma once
+// Test support for core/state: a unique temp directory with a fake procfs.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "inject/plan.h"
+
+namespace dranet::state::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "dranet-state-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline void WriteFile(const std::filesystem::path& path, const std::string& content) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
+
+inline std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A plan with one of everything, so round trips cover every field.
+inline inject::ClaimPlan SamplePlan(const std::string& uid, const std::string& pod = "pod-1") {
+  inject::ClaimPlan p;
+  p.claim_uid = uid;
+  p.claim_namespace = "ml";
+  p.claim_name = "claim-" + uid;
+  p.pod_uids = {pod};
+  p.devices = {{"nic", "node-a", "pci-0101-00-00-0"}};
+  p.device_nodes = {{"/dev/infiniband/uverbs0", "/dev/infiniband/uverbs0", 231, 192, "rw"}};
+  p.env = {{"NCCL_IB_HCA", "=mlx5_0"}};
+  p.mounts = {{"/host/x", "/x", {"ro", "bind"}}};
+  inject::NetdevPlan n;
+  n.device_name = "pci-0000-8a-00-0";
+  n.host_if_name = "gpu0rdma0";
+  n.pod_if_name = "net1";
+  n.mtu = 8896;
+  n.addresses = {"192.168.1.2/32"};
+  n.routes = {{"10.0.0.0/8", "192.168.1.1", "", 100, 5}};
+  n.rdma_device = "mlx5_0";
+  n.rdma_exclusive = true;
+  n.host_state = {"gpu0rdma0", 8896, {"192.168.1.2/32"}, {{"0.0.0.0/0", "192.168.1.1", "192.168.1.2", 0, 0}}};
+  p.netdevs = {n};
+  p.cdi_device_ids = {"dra.net/claim=" + uid};
+  return p;
+}
+
+}  // namespace dranet::state::testing
