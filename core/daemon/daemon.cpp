@@ -59,7 +59,13 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   }
   MetricsRegistry metrics;
   RegisterProcessMetrics(metrics, build::kVersion);
+  // Every readiness condition exists before the endpoint serves, so /readyz
+  // can never be true before startup has finished.
   Health health;
+  health.AddCondition("started");
+  if (options.publish) health.AddCondition("first-publish");
+  if (options.publish && options.kubelet_plugin) health.AddCondition("kubelet-registered");
+  if (options.nri) health.AddCondition("nri-connected");
 
   auto& published_devices = metrics.Gauge("dranet_published_devices", "Devices in the node's ResourceSlices");
   auto& discovery_seconds =
@@ -129,7 +135,6 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     publisher_options.driver = options.driver_name;
     publisher_options.node_name = options.node_name;
     publisher = std::make_unique<kube::SlicePublisher>(*api, publisher_options, logger);
-    health.AddCondition("first-publish");
     metrics.OnCollect([&publisher](MetricsRegistry& r) {
       auto s = publisher->Stats();
       r.Gauge("dranet_api_writes", "ResourceSlice writes to the API server", {"verb"}).Set(static_cast<double>(s.creates), {"create"});
@@ -231,7 +236,6 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
         events->Record({"resource.k8s.io/v1", "ResourceClaim", claim.namespace_name, claim.name, claim.uid},
                        kube::EventType::kWarning, reason, message);
     });
-    health.AddCondition("kubelet-registered");
   } else if (options.kubelet_plugin) {
     logger.Warning("kubelet DRA plugin disabled: it needs the API server (--publish=false)");
   }
@@ -250,7 +254,6 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     nri_options.plugin_name = options.driver_name;
     nri_options.observer = observer;
     nri_plugin = std::make_unique<nri::NriPlugin>(nri_options, *prepared, *netns_mover, logger);
-    health.AddCondition("nri-connected");
   }
 
   inventory::DiscoveryMonitor::Options monitor_options;
@@ -287,7 +290,8 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
-  logger.Info("dranetd ready to serve", {{"node", options.node_name}, {"snapshot", snapshot}});
+  health.Set("started", true);
+  logger.Info("dranetd started", {{"node", options.node_name}, {"snapshot", snapshot}});
   int sig = WaitForSignal();
   logger.Info("shutting down", {{"signal", sig}});
   stopping = true;
