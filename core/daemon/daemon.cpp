@@ -6,8 +6,10 @@
 #include <mutex>
 #include <optional>
 
+#include "base/files.h"
 #include "base/metrics.h"
 #include "cel/publish_filter.h"
+#include "daemon/capabilities.h"
 #include "daemon/health.h"
 #include "daemon/process_metrics.h"
 #include "daemon/status_server.h"
@@ -40,8 +42,10 @@ int WaitForSignal() {
   return sig;
 }
 
-// The daemon's own /proc: its kernel's boot id, not the node root's.
+// The daemon's own /proc: its kernel's boot id and its own capabilities,
+// not the node root's.
 constexpr const char* kSelfProcfs = "/proc";
+constexpr const char* kSelfStatus = "/proc/self/status";
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -50,6 +54,14 @@ double Now() {
 }  // namespace
 
 int RunDaemon(const DaemonOptions& options, Logger& logger) {
+  {
+    const uint64_t effective = EffectiveCapabilities(ReadFileCapped(kSelfStatus).value_or(""));
+    auto missing = MissingCapabilities(effective, options.nri);
+    for (const auto& need : missing)
+      logger.Error("missing capability: add it to the container's securityContext.capabilities.add, or run with --nri=false",
+                   {{"capability", need.name}, {"neededFor", need.why}});
+    if (!missing.empty()) return 1;
+  }
   std::optional<cel::Program> filter;
   try {
     filter = cel::CompilePublishFilter(options.filter);

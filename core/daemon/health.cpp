@@ -33,10 +33,9 @@ Health::Verdict Health::Ready() const {
   return v;
 }
 
-Health::Verdict Health::Live() const {
+Health::Verdict Health::Live(Clock::time_point now) const {
   std::lock_guard lock(mu_);
   Verdict v;
-  auto now = Clock::now();
   for (const auto& [name, loop] : loops_) {
     bool ok = now - loop.last <= loop.allowance;
     v.detail += (ok ? "[+]" : "[-]") + name + (ok ? " ok\n" : " stalled\n");

@@ -29,7 +29,8 @@ class Health {
     std::string detail;  // one line per check: "[+]name ok" / "[-]name failed"
   };
   Verdict Ready() const;
-  Verdict Live() const;
+  // `now` is a parameter so tests can look into the future.
+  Verdict Live(Clock::time_point now = Clock::now()) const;
 
  private:
   mutable std::mutex mu_;

@@ -47,7 +47,7 @@ using namespace std::chrono_literals;
 namespace {
 
 struct DemoFlags {
-  std::string dranetd, snapshot, templates, gpu_slices, work_dir;
+  std::string dranetd, snapshot, templates, gpu_slices, work_dir, plugin_dir;
   bool check = false;
 };
 
@@ -164,7 +164,8 @@ int Run(const DemoFlags& flags) {
   // The devices dranetd will publish: discovery plus its plugins, which read
   // the snapshot's recorded cloud metadata.
   dranet::plugins::PluginHostOptions plugin_options;
-  plugin_options.plugin_dirs = {fs::path(flags.dranetd).parent_path() / "../lib/dranet/plugins"};
+  plugin_options.plugin_dirs = {flags.plugin_dir.empty() ? fs::path(flags.dranetd).parent_path() / "../lib/dranet/plugins"
+                                                        : fs::path(flags.plugin_dir)};
   plugin_options.host_root = flags.snapshot;
   plugin_options.http_get = dranet::plugins::RecordedMetadataGetter(flags.snapshot);
   dranet::plugins::PluginHost plugin_host(plugin_options, quiet_logger);
@@ -291,6 +292,7 @@ int main(int argc, char** argv) {
   app.add_option("--snapshot", flags.snapshot, "Node snapshot")->required()->check(CLI::ExistingDirectory);
   app.add_option("--templates", flags.templates, "ResourceClaimTemplates to allocate")->required()->check(CLI::ExistingFile);
   app.add_option("--gpu-slices", flags.gpu_slices, "The GPU driver's ResourceSlices")->check(CLI::ExistingFile);
+  app.add_option("--plugin-dir", flags.plugin_dir, "dranetd's plugin directory (default: beside --dranetd)");
   app.add_option("--work-dir", flags.work_dir, "Keep sockets, state and the dranetd log here");
   app.add_flag("--check", flags.check, "Exit non-zero when a pod does not receive what its allocation implies");
   CLI11_PARSE(app, argc, argv);
