@@ -421,7 +421,9 @@ Discoverer::Discoverer(DiscoveryOptions options, Logger& log)
 
 std::vector<Device> Discoverer::Discover() {
   DiscoveryPass pass(options_, paths_, log_, pci_names_);
-  return pass.Run();
+  auto devices = pass.Run();
+  pci_names_.ReleaseDatabase();
+  return devices;
 }
 
 std::vector<Device> Discover(const DiscoveryOptions& options, Logger& log) {

@@ -1,5 +1,7 @@
 #include "inventory/pci_names.h"
 
+#include <malloc.h>
+
 #include <unistd.h>
 
 #include <csetjmp>
@@ -82,6 +84,8 @@ bool PciNameDatabase::EnsureLoaded() {
 
 std::optional<std::string> PciNameDatabase::Lookup(int flags, uint16_t vendor_id, uint16_t device_id) {
   std::lock_guard lock(mu_);
+  const auto key = std::make_tuple(flags, vendor_id, device_id);
+  if (auto it = answers_.find(key); it != answers_.end()) return it->second;
   if (!EnsureLoaded()) return std::nullopt;
   char buffer[256];
   char* result = nullptr;
@@ -94,8 +98,17 @@ std::optional<std::string> PciNameDatabase::Lookup(int flags, uint16_t vendor_id
     unusable_ = true;
     return std::nullopt;
   }
-  if (result == nullptr) return std::nullopt;
-  return std::string(result);
+  std::optional<std::string> answer;
+  if (result != nullptr) answer = std::string(result);
+  answers_.emplace(key, answer);
+  return answer;
+}
+
+void PciNameDatabase::ReleaseDatabase() {
+  std::lock_guard lock(mu_);
+  if (access_ == nullptr || unusable_) return;
+  pci_free_name_list(access_);
+  malloc_trim(0);  // the list is thousands of small blocks: hand the pages back
 }
 
 std::optional<std::string> PciNameDatabase::VendorName(uint16_t vendor_id) {

@@ -1,13 +1,18 @@
 #pragma once
 // core/inventory/pci_names.h — PCI vendor/device names from pci.ids via libpci.
 //
-// libpci parses the whole database on first use (about 10 ms for hwdata's
-// pci.ids), so one PciNameDatabase is kept for the life of a Discoverer and
-// shared by every scan. Thread-safe.
+// libpci parses the whole database on first use (about 10 ms and several
+// MiB of memory for hwdata's pci.ids). A node has a handful of distinct PCI
+// ids, so answers are cached per id and the parsed database is released
+// after each scan (ReleaseDatabase): a daemon keeps a few names resident,
+// not the whole list, and re-parses only when a new id appears (hot-plug).
+// Thread-safe.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <map>
 #include <mutex>
+#include <tuple>
 #include <optional>
 #include <string>
 
@@ -36,6 +41,10 @@ class PciNameDatabase {
 
   const std::filesystem::path& path() const { return path_; }
 
+  // Frees libpci's parsed list (cached answers stay) and returns the memory
+  // to the system.
+  void ReleaseDatabase();
+
  private:
   // Loads the database on first use; false when it is unusable.
   bool EnsureLoaded();
@@ -46,6 +55,7 @@ class PciNameDatabase {
   std::mutex mu_;
   pci_access* access_ = nullptr;  // owned; leaked on purpose after a parse error (see .cpp)
   bool unusable_ = false;
+  std::map<std::tuple<int, uint16_t, uint16_t>, std::optional<std::string>> answers_;
 };
 
 }  // namespace dranet::inventory

@@ -75,6 +75,7 @@ class DaemonProcess {
     }
   }
   ~DaemonProcess() { Stop(); }
+  pid_t pid() const { return pid_; }
   int Stop() {
     if (pid_ <= 0) return status_;
     kill(pid_, SIGTERM);
@@ -210,6 +211,7 @@ int Run(const DemoFlags& flags) {
   dranet::fakes::FakeKubelet kubelet(kubelet_options);
   kubelet.Start();
   std::ofstream(work / "kubeconfig") << Kubeconfig(api.url());
+  const auto spawned = std::chrono::steady_clock::now();
   DaemonProcess dranetd(flags.dranetd,
                         {"--kubeconfig", (work / "kubeconfig").string(), "--node-name", node, "--host-root",
                          flags.snapshot, "--kubelet-root-dir", (work / "kubelet").string(), "--state-dir",
@@ -224,8 +226,9 @@ int Run(const DemoFlags& flags) {
             << runtime.plugin_index() << "\n";
   for (int i = 0; i < 600 && api.ListObjects("/apis/resource.k8s.io/v1/resourceslices").empty(); ++i)
     std::this_thread::sleep_for(100ms);
+  const auto up_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - spawned);
   std::cout << "published " << api.ListObjects("/apis/resource.k8s.io/v1/resourceslices").size()
-            << " ResourceSlice(s)\n\n";
+            << " ResourceSlice(s); registered, connected and published " << up_ms.count() << " ms after exec\n\n";
 
   // 3. Prepare every claim, start its pod.
   std::vector<dranet::fakes::KubeletClaim> kubelet_claims;
@@ -271,6 +274,19 @@ int Run(const DemoFlags& flags) {
     }
     if (auto st = runtime.StopPodSandbox(pod); !st.ok()) fail("StopPodSandbox: " + st.message);
     if (auto st = runtime.RemovePodSandbox(pod); !st.ok()) fail("RemovePodSandbox: " + st.message);
+  }
+  // The daemon's footprint after serving every claim.
+  {
+    std::ifstream status("/proc/" + std::to_string(dranetd.pid()) + "/status");
+    std::string rss, anon, file;
+    for (std::string line; std::getline(status, line);) {
+      auto value = [&](std::size_t n) { return line.substr(line.find_first_not_of(" \t", n)); };
+      if (line.rfind("VmRSS:", 0) == 0) rss = value(6);
+      if (line.rfind("RssAnon:", 0) == 0) anon = value(8);
+      if (line.rfind("RssFile:", 0) == 0) file = value(8);
+    }
+    std::cout << "\ndranetd resident memory: " << rss << " (" << anon << " private, " << file
+              << " shared library pages)\n";
   }
   auto unprepared = kubelet.Unprepare("dra.net", dranet::fakes::DraApi::kV1, kubelet_claims);
   for (const auto& [uid, error] : unprepared)
