@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <system_error>
 
@@ -11,23 +12,23 @@ namespace dranet {
 std::optional<std::string> ReadFileCapped(const std::filesystem::path& path, std::size_t max_bytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return std::nullopt;
+  // Grow with what the file holds: most reads are a few bytes of sysfs, some
+  // a few hundred KiB of JSON; the cap only bounds hostile content.
   std::string out;
-  out.resize(max_bytes);
-  std::size_t used = 0;
+  char chunk[16 * 1024];
   bool ok = true;
-  while (used < max_bytes) {
-    ssize_t n = ::read(fd, out.data() + used, max_bytes - used);
+  while (out.size() < max_bytes) {
+    ssize_t n = ::read(fd, chunk, std::min(sizeof chunk, max_bytes - out.size()));
     if (n < 0) {
       if (errno == EINTR) continue;
       ok = false;
       break;
     }
     if (n == 0) break;
-    used += static_cast<std::size_t>(n);
+    out.append(chunk, static_cast<std::size_t>(n));
   }
   ::close(fd);
   if (!ok) return std::nullopt;
-  out.resize(used);
   return out;
 }
 
