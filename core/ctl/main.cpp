@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ctl/doctor_command.h"
 #include "ctl/inspect_command.h"
 #include "ctl/plugins_command.h"
 #include "ctl/simulate_command.h"
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   dranet::ctl::AddSnapshotCommand(app, exit_code);
   dranet::ctl::AddSimulateCommand(app, exit_code);
   dranet::ctl::AddTemplatesCommand(app, exit_code);
+  dranet::ctl::AddDoctorCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

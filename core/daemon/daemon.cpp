@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -164,7 +165,10 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   discovery_options.skip_ipoib = !options.move_ib_interfaces;
   inventory::Discoverer discoverer(discovery_options, logger);
   std::mutex devices_mu;
-  auto current_devices = std::make_shared<const std::vector<inventory::Device>>();
+  std::condition_variable first_inventory;
+  // Null until the first discovery: prepare says "not ready yet" instead of
+  // "device not in the inventory".
+  std::shared_ptr<const std::vector<inventory::Device>> current_devices;
   uint64_t last_sequence = 0;
   auto on_devices = [&](std::vector<inventory::Device> devices) {
     auto started = std::chrono::steady_clock::now();
@@ -175,10 +179,13 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     health.Beat("discovery");
     uint64_t sequence = 0;
     if (publisher) sequence = publisher->Publish(devices);
-    std::lock_guard lock(devices_mu);
-    logger.Verbose(2, "inventory updated", {{"devices", devices.size()}});
-    current_devices = std::make_shared<const std::vector<inventory::Device>>(std::move(devices));
-    last_sequence = sequence;
+    {
+      std::lock_guard lock(devices_mu);
+      logger.Verbose(2, "inventory updated", {{"devices", devices.size()}});
+      current_devices = std::make_shared<const std::vector<inventory::Device>>(std::move(devices));
+      last_sequence = sequence;
+    }
+    first_inventory.notify_all();
   };
   health.AddLoop("discovery", options.resync_period * 3);
 
@@ -273,6 +280,13 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   inventory::DiscoveryMonitor monitor(discoverer, on_devices, logger, monitor_options);
   try {
     monitor.Start();
+    // Kubelet may prepare as soon as we register: register only once the
+    // first inventory exists (bounded, so a stuck discovery still starts us).
+    {
+      std::unique_lock lock(devices_mu);
+      if (!first_inventory.wait_for(lock, std::chrono::seconds(30), [&] { return current_devices != nullptr; }))
+        logger.Warning("first discovery is slow; registering with kubelet anyway");
+    }
     if (kubelet_plugin) kubelet_plugin->Start();
     if (nri_plugin) nri_plugin->Start();
   } catch (const std::exception& e) {

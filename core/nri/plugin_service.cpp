@@ -4,6 +4,7 @@
 
 #include "inject/container_edits.h"
 #include "nri/adjustment.h"
+#include "state/fault_points.h"
 
 namespace dranet::nri {
 namespace {
@@ -126,6 +127,7 @@ RpcStatus PluginService::RunPodSandbox(const api::PodSandbox& pod) {
     log_.Error("RunPodSandbox failed", {{"pod", ref.Describe()}, {"error", e.what()}});
     return {RpcCode::kFailedPrecondition, e.what()};
   }
+  DRANET_FAULT_POINT("nri-run-pod-after-attach");
   log_.Info("hook applied", {{"hook", "RunPodSandbox"},
                              {"pod", ref.Describe()},
                              {"claims", plans.size()},
@@ -142,6 +144,7 @@ RpcStatus PluginService::StopPodSandbox(const api::PodSandbox& pod, bool remove)
   if (!plans.empty()) {
     try {
       applier_.DetachNetdevs(ref, plans);
+      DRANET_FAULT_POINT("nri-stop-pod-after-detach");
       log_.Info("hook applied", {{"hook", hook},
                                  {"pod", ref.Describe()},
                                  {"claims", plans.size()},
@@ -168,6 +171,7 @@ api::CreateContainerResponse PluginService::CreateContainer(const api::PodSandbo
   const std::vector<std::string> env(container.env().begin(), container.env().end());
   const auto edits = inject::BuildContainerEdits(plans, env);
   FillAdjustment(edits, response.mutable_adjust());
+  DRANET_FAULT_POINT("nri-create-container-before-reply");
   if (log_.V(2)) {
     log_.Info("hook applied", {{"hook", "CreateContainer"},
                                {"pod", pod.namespace_() + "/" + pod.name()},

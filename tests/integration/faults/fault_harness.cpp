@@ -1,0 +1,416 @@
+#include "fault_harness.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <rapidjson/document.h>
+
+#include "base/log.h"
+
+namespace dranet::faults {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+void PollPause() { std::this_thread::sleep_for(10ms); }
+
+HttpAnswer LoopbackGet(int port, const std::string& path) {
+  HttpAnswer answer;
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return answer;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval timeout{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  std::string raw;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+    if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+      char buf[4096];
+      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) raw.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  std::smatch m;
+  static const std::regex kStatusLine(R"(^HTTP/1\.[01] (\d{3}))");
+  if (std::regex_search(raw, m, kStatusLine)) answer.status = std::stoi(m[1].str());
+  if (auto body = raw.find("\r\n\r\n"); body != std::string::npos) answer.body = raw.substr(body + 4);
+  return answer;
+}
+
+// ---- DaemonProcess ----
+
+DaemonProcess::DaemonProcess(const std::string& binary, const std::vector<std::string>& args,
+                             const fs::path& log_file, const std::string& fault)
+    : log_file_(log_file) {
+  std::vector<std::string> argv_strings{binary};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::strncmp(*e, "DRANET_FAULT=", 13) != 0) env_strings.emplace_back(*e);
+  if (!fault.empty()) env_strings.push_back("DRANET_FAULT=" + fault);
+  std::vector<char*> argv, envp;
+  for (auto& a : argv_strings) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  // Everything the child needs is ready before fork: the test process has
+  // threads, so the child only calls async-signal-safe functions.
+  const int log_fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_fd < 0) throw std::runtime_error("cannot create " + log_file.string());
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::dup2(log_fd, STDERR_FILENO);
+    ::dup2(log_fd, STDOUT_FILENO);
+    ::execve(argv[0], argv.data(), envp.data());
+    ::_exit(127);
+  }
+  ::close(log_fd);
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+}
+
+DaemonProcess::~DaemonProcess() {
+  if (!status_ && pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+}
+
+bool DaemonProcess::Exited() {
+  if (status_) return true;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) status_ = status;
+  return status_.has_value();
+}
+
+std::optional<int> DaemonProcess::WaitExit(std::chrono::milliseconds deadline) {
+  PollUntil([&] { return Exited(); }, deadline);
+  return status_;
+}
+
+std::optional<int> DaemonProcess::Terminate() {
+  if (!Exited()) ::kill(pid_, SIGTERM);
+  return WaitExit();
+}
+
+std::string DaemonProcess::Log() const {
+  std::ifstream in(log_file_);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int DaemonProcess::MetricsPort() {
+  static const std::regex kServing(R"re("serving metrics and health".*port="?(\d+))re");
+  int port = 0;
+  PollUntil([&] {
+    std::smatch m;
+    const std::string log = Log();
+    if (std::regex_search(log, m, kServing)) port = std::stoi(m[1].str());
+    return port != 0 || Exited();
+  });
+  return port;
+}
+
+bool KilledBySigkill(int wait_status) { return WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGKILL; }
+
+std::string DescribeWaitStatus(int wait_status) {
+  if (WIFEXITED(wait_status)) return "exit " + std::to_string(WEXITSTATUS(wait_status));
+  if (WIFSIGNALED(wait_status)) return std::string("signal ") + ::strsignal(WTERMSIG(wait_status));
+  return "status " + std::to_string(wait_status);
+}
+
+// ---- FaultNode ----
+
+namespace {
+
+const char* const kClaims = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims";
+const char* const kSlices = "/apis/resource.k8s.io/v1/resourceslices";
+
+std::string KubeconfigFor(const std::string& server) {
+  std::ostringstream y;
+  y << "apiVersion: v1\nkind: Config\ncurrent-context: faults\n"
+    << "clusters:\n- name: fake\n  cluster:\n    server: " << server << "\n"
+    << "users:\n- name: tester\n  user:\n    token: faults\n"
+    << "contexts:\n- name: faults\n  context:\n    cluster: fake\n    user: tester\n";
+  return y.str();
+}
+
+// An allocated claim for `devices` of our driver, reserved for `pod_uid`
+// (names here are plain identifiers: no JSON escaping needed).
+std::string AllocatedClaim(const std::string& name, const std::string& pool, const std::vector<std::string>& devices,
+                           const std::string& pod_uid) {
+  std::string results;
+  for (const auto& d : devices) {
+    if (!results.empty()) results += ",";
+    results += std::string(R"({"request":"nic","driver":")") + kDriver + R"(","pool":")" + pool +
+               R"(","device":")" + d + R"("})";
+  }
+  return R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim",)"
+         R"("metadata":{"name":")" + name + R"(","namespace":"ml"},)"
+         R"("spec":{"devices":{"requests":[{"name":"nic","exactly":{"deviceClassName":"dranet.net"}}]}},)"
+         R"("status":{"allocation":{"devices":{"results":[)" + results + R"(]}},)"
+         R"("reservedFor":[{"resource":"pods","name":"worker-)" + pod_uid + R"(","uid":")" + pod_uid + R"("}]}})";
+}
+
+std::string DescribePrepare(const std::vector<fakes::KubeletClaim>& claims,
+                            const std::map<std::string, fakes::KubeletPrepareResult>& answers) {
+  std::ostringstream s;
+  for (const auto& c : claims) {
+    s << c.name << ":";
+    auto it = answers.find(c.uid);
+    if (it == answers.end()) {
+      s << " <no answer>\n";
+      continue;
+    }
+    if (!it->second.error.empty()) s << " error=" << it->second.error;
+    for (const auto& d : it->second.devices) {
+      s << " " << d.pool_name << "/" << d.device_name << "[";
+      for (const auto& r : d.request_names) s << r << ",";
+      s << "]{";
+      for (const auto& id : d.cdi_device_ids) s << id << ",";
+      s << "}";
+    }
+    s << "\n";
+  }
+  return s.str();
+}
+
+std::string DescribeAdjustment(const testing::api::ContainerAdjustment& adjust) {
+  std::set<std::string> lines;
+  for (const auto& d : adjust.linux().devices())
+    lines.insert("dev " + d.path() + " " + d.type() + " " + std::to_string(d.major()) + ":" + std::to_string(d.minor()));
+  for (const auto& e : adjust.env()) lines.insert("env " + e.key() + "=" + e.value());
+  for (const auto& m : adjust.mounts()) lines.insert("mount " + m.source() + " -> " + m.destination());
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+}  // namespace
+
+const char* StepName(Step step) {
+  switch (step) {
+    case Step::kPrepare: return "NodePrepareResources";
+    case Step::kRunPodA: return "RunPodSandbox(A)";
+    case Step::kCreateA: return "CreateContainer(A)";
+    case Step::kRunPodB: return "RunPodSandbox(B)";
+    case Step::kCreateB: return "CreateContainer(B)";
+    case Step::kStopPodA: return "StopPodSandbox(A)";
+    case Step::kRemovePodA: return "RemovePodSandbox(A)";
+    case Step::kStopPodB: return "StopPodSandbox(B)";
+    case Step::kRemovePodB: return "RemovePodSandbox(B)";
+    case Step::kUnprepare: return "NodeUnprepareResources";
+  }
+  return "?";
+}
+
+FaultNode::FaultNode(Options options) : options_(std::move(options)) {
+  std::string pattern = "/tmp/dranet-faults-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  dir_ = pattern;
+  fs::create_directories(dir_ / "kubelet/plugins_registry");
+  std::ofstream(dir_ / "kubeconfig") << KubeconfigFor(api_.url());
+  api_.PutObject("/api/v1/nodes",
+                 std::string(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")") + kNode + R"("}})");
+  testing::FakeNriRuntime::Options runtime_options;
+  runtime_options.socket_path = (dir_ / "nri.sock").string();
+  runtime_ = std::make_unique<testing::FakeNriRuntime>(runtime_options);
+  runtime_->Listen();
+  RestartKubelet();
+  pods_["A"] = testing::FakeNriRuntime::MakePod("pod-a", "ml", "worker-pod-a", "");
+  pods_["B"] = testing::FakeNriRuntime::MakePod("pod-b", "ml", "worker-pod-b", "");
+}
+
+FaultNode::~FaultNode() {
+  daemon_.reset();
+  kubelet_.reset();
+  runtime_.reset();
+  std::error_code ec;
+  // Kept when the test failed, for the dranetd logs.
+  if (!std::getenv("DRANET_FAULTS_KEEP")) fs::remove_all(dir_, ec);
+}
+
+void FaultNode::RestartKubelet() {
+  if (kubelet_) kubelet_->Stop();
+  kubelet_.reset();
+  fakes::FakeKubeletOptions options;
+  options.registry_dir = dir_ / "kubelet/plugins_registry";
+  kubelet_ = std::make_unique<fakes::FakeKubelet>(options);
+  kubelet_->Start();
+}
+
+void FaultNode::RestartRuntime() {
+  runtime_->SetExistingPods(RunningPods());
+  runtime_->Restart();
+}
+
+bool FaultNode::AcceptPlugin() {
+  runtime_->SetExistingPods(RunningPods());
+  return runtime_->AcceptPlugin(std::chrono::duration_cast<std::chrono::milliseconds>(kDeadline));
+}
+
+std::vector<testing::api::PodSandbox> FaultNode::RunningPods() const {
+  std::vector<testing::api::PodSandbox> pods;
+  for (const auto& key : running_) pods.push_back(pods_.at(key));
+  return pods;
+}
+
+bool FaultNode::StartDaemon(const std::string& fault, std::string* why, bool wait_ready) {
+  const auto before = kubelet_->Plugin(kDriver);
+  const uint64_t generation = before ? before->generation : 0;
+  ++daemon_starts_;
+  daemon_ = std::make_unique<DaemonProcess>(
+      options_.dranetd,
+      std::vector<std::string>{"--kubeconfig", (dir_ / "kubeconfig").string(), "--node-name", kNode, "--host-root",
+                               options_.snapshot.string(), "--kubelet-root-dir", (dir_ / "kubelet").string(),
+                               "--state-dir", (dir_ / "state").string(), "--nri-socket", (dir_ / "nri.sock").string(),
+                               "--metrics-address", "127.0.0.1:0", "-v", "2"},
+      dir_ / ("dranetd-" + std::to_string(daemon_starts_) + ".log"), fault);
+  if (!kubelet_->WaitForPlugin(kDriver, std::chrono::duration_cast<std::chrono::milliseconds>(kDeadline),
+                               generation)) {
+    *why = "dranetd did not register with the kubelet";
+    return false;
+  }
+  if (!AcceptPlugin()) {
+    *why = "dranetd did not connect to the NRI runtime: " + runtime_->last_error();
+    return false;
+  }
+  if (wait_ready) {
+    const int port = daemon_->MetricsPort();
+    if (port == 0 || !PollUntil([&] { return LoopbackGet(port, "/readyz").status == 200; })) {
+      *why = "dranetd did not turn ready: " + LoopbackGet(port, "/readyz").body;
+      return false;
+    }
+  }
+  // The claims name devices of the published slices: created once, on the
+  // first start, so every run of a test sees the same objects and UIDs.
+  if (claims_.empty()) {
+    std::vector<std::string> slices;
+    PollUntil([&] {
+      slices = api_.ListObjects(kSlices);
+      return !slices.empty();
+    });
+    std::string pool;
+    std::vector<std::string> devices;
+    for (const auto& json : slices) {
+      rapidjson::Document doc;
+      doc.Parse(json.c_str());
+      if (doc.HasParseError() || !doc.HasMember("spec")) continue;
+      const auto& spec = doc["spec"];
+      if (std::string(spec["driver"].GetString()) != kDriver) continue;
+      pool = spec["pool"]["name"].GetString();
+      if (spec.HasMember("devices"))
+        for (const auto& d : spec["devices"].GetArray()) devices.emplace_back(d["name"].GetString());
+    }
+    std::sort(devices.begin(), devices.end());
+    if (devices.size() < 3) {
+      *why = "dranetd published fewer than 3 devices";
+      return false;
+    }
+    const std::vector<std::pair<std::string, std::vector<std::string>>> wanted = {
+        {"claim-a", {devices[0]}}, {"claim-b", {devices[1], devices[2]}}};
+    const char* pods[] = {"pod-a", "pod-b"};
+    for (std::size_t i = 0; i < wanted.size(); ++i) {
+      rapidjson::Document doc;
+      doc.Parse(api_.PutObject(kClaims, AllocatedClaim(wanted[i].first, pool, wanted[i].second, pods[i])).c_str());
+      claims_.push_back({"ml", doc["metadata"]["name"].GetString(), doc["metadata"]["uid"].GetString()});
+    }
+  }
+  return true;
+}
+
+StepAnswer FaultNode::CreateContainer(const std::string& pod, const std::string& container) {
+  const auto& sandbox = pods_.at(pod);
+  testing::api::ContainerAdjustment adjust;
+  auto status = runtime_->CreateContainer(sandbox, testing::FakeNriRuntime::MakeContainer(sandbox, container, {}),
+                                          &adjust);
+  if (!status.ok()) {
+    // containerd starts the container anyway, without this plugin's edits.
+    bypassed_.push_back(pod + "/" + container);
+    return {false, status.message};
+  }
+  return {true, DescribeAdjustment(adjust)};
+}
+
+StepAnswer FaultNode::PodEvent(Step step) {
+  const std::string pod = (step == Step::kRunPodA || step == Step::kStopPodA || step == Step::kRemovePodA) ? "A" : "B";
+  const auto& sandbox = pods_.at(pod);
+  nri::RpcStatus status;
+  switch (step) {
+    case Step::kRunPodA:
+    case Step::kRunPodB:
+      running_.insert(pod);  // the runtime starts the sandbox whatever the plugin says
+      status = runtime_->RunPodSandbox(sandbox);
+      break;
+    case Step::kStopPodA:
+    case Step::kStopPodB:
+      status = runtime_->StopPodSandbox(sandbox);
+      break;
+    default:
+      running_.erase(pod);
+      status = runtime_->RemovePodSandbox(sandbox);
+      break;
+  }
+  return {status.ok(), status.ok() ? "" : status.message};
+}
+
+StepAnswer FaultNode::Run(Step step) {
+  try {
+    switch (step) {
+      case Step::kPrepare: {
+        auto answers = kubelet_->Prepare(kDriver, fakes::DraApi::kV1, claims_);
+        bool ok = true;
+        for (const auto& [uid, r] : answers) ok = ok && r.error.empty();
+        return {ok && answers.size() == claims_.size(), DescribePrepare(claims_, answers)};
+      }
+      case Step::kUnprepare: {
+        auto answers = kubelet_->Unprepare(kDriver, fakes::DraApi::kV1, claims_);
+        std::string text;
+        bool ok = answers.size() == claims_.size();
+        for (const auto& c : claims_) {
+          auto it = answers.find(c.uid);
+          text += c.name + ": " + (it == answers.end() ? "<no answer>" : it->second.empty() ? "ok" : it->second) + "\n";
+          ok = ok && it != answers.end() && it->second.empty();
+        }
+        return {ok, text};
+      }
+      case Step::kCreateA: return CreateContainer("A", "worker");
+      case Step::kCreateB: return CreateContainer("B", "worker");
+      default: return PodEvent(step);
+    }
+  } catch (const std::exception& e) {
+    return {false, e.what()};
+  }
+}
+
+FaultNode::Checkpoint FaultNode::ReadCheckpoint() const {
+  std::ostringstream quiet;
+  Logger log(quiet);
+  state::CheckpointOptions options;
+  options.state_dir = dir_ / "state";
+  state::CheckpointStore store(options, log);
+  Checkpoint c;
+  c.outcome = store.load_outcome();
+  for (auto& plan : store.All()) c.by_claim_name[plan.claim_name] = plan;
+  return c;
+}
+
+}  // namespace dranet::faults

@@ -1,0 +1,169 @@
+#pragma once
+// tests/integration/faults/fault_harness.h — one node for fault tests: the
+// real dranetd-faultpoints binary on the GB300 snapshot, with the fake API
+// server, fake kubelet and fake NRI runtime in this process (loopback TCP and
+// unix sockets only).
+//
+//   DaemonProcess  dranetd as a child: optional DRANET_FAULT, log in a file,
+//                  exit status, the metrics port it logged.
+//   FaultNode      the fakes, two allocated claims (one device / two devices)
+//                  reserved for two pods, and the workload a node runs on
+//                  them, step by step, so a test can stop at a kill, restart
+//                  the daemon and replay what is left.
+//
+// Every wait polls a condition under a deadline; nothing sleeps to pass.
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fake_apiserver.h"
+#include "fake_kubelet.h"
+#include "fake_nri_runtime.h"
+#include "inject/plan.h"
+#include "state/checkpoint_store.h"
+
+namespace dranet::faults {
+
+inline constexpr auto kDeadline = std::chrono::seconds(60);
+inline constexpr const char* kNode = "aks-gpu-45139532-vmss000081";
+inline constexpr const char* kDriver = "dra.net";
+
+// One short pause between two looks at a condition (10 ms).
+void PollPause();
+
+// Polls `done` every few milliseconds until it holds or `deadline` passes.
+template <typename Predicate>
+bool PollUntil(Predicate done, std::chrono::milliseconds deadline = kDeadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+    PollPause();
+  }
+}
+
+// A GET on 127.0.0.1:`port`; the status code (0: no answer) and body.
+struct HttpAnswer {
+  int status = 0;
+  std::string body;
+};
+HttpAnswer LoopbackGet(int port, const std::string& path);
+
+// dranetd-faultpoints as a child process.
+class DaemonProcess {
+ public:
+  // Starts `binary args...`; with a non-empty `fault`, DRANET_FAULT=fault.
+  DaemonProcess(const std::string& binary, const std::vector<std::string>& args,
+                const std::filesystem::path& log_file, const std::string& fault);
+  ~DaemonProcess();  // SIGKILL if still running
+  DaemonProcess(const DaemonProcess&) = delete;
+  DaemonProcess& operator=(const DaemonProcess&) = delete;
+
+  // Has it exited? Reaps it when so.
+  bool Exited();
+  // Waits up to `deadline` for the exit; the wait status, nullopt on timeout.
+  std::optional<int> WaitExit(std::chrono::milliseconds deadline = kDeadline);
+  // SIGTERM, then the wait status.
+  std::optional<int> Terminate();
+  std::string Log() const;
+  pid_t pid() const { return pid_; }
+  // The port of "serving metrics and health" (waits for the line); 0 if absent.
+  int MetricsPort();
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+  std::filesystem::path log_file_;
+};
+
+bool KilledBySigkill(int wait_status);
+std::string DescribeWaitStatus(int wait_status);
+
+// The steps of one node's workload, in the order a node runs them.
+enum class Step {
+  kPrepare, kRunPodA, kCreateA, kRunPodB, kCreateB,
+  kStopPodA, kRemovePodA, kStopPodB, kRemovePodB, kUnprepare,
+};
+inline constexpr Step kAllSteps[] = {Step::kPrepare,  Step::kRunPodA,    Step::kCreateA,   Step::kRunPodB,
+                                     Step::kCreateB,  Step::kStopPodA,   Step::kRemovePodA, Step::kStopPodB,
+                                     Step::kRemovePodB, Step::kUnprepare};
+const char* StepName(Step step);
+
+// What one step answered, normalised so two runs compare equal.
+struct StepAnswer {
+  bool ok = false;
+  std::string text;  // prepare/unprepare answers or the container's devices and env; the error when !ok
+};
+
+class FaultNode {
+ public:
+  struct Options {
+    std::string dranetd;  // binary
+    std::filesystem::path snapshot;
+  };
+  explicit FaultNode(Options options);
+  ~FaultNode();
+
+  // Starts dranetd (DRANET_FAULT=fault when non-empty) and waits for kubelet
+  // registration and the NRI handshake, then (wait_ready) for /readyz 200 —
+  // which implies the first discovery was published. False with a reason in
+  // *why when it does not come up.
+  bool StartDaemon(const std::string& fault, std::string* why, bool wait_ready = true);
+  DaemonProcess& daemon() { return *daemon_; }
+  bool daemon_running() { return daemon_ && !daemon_->Exited(); }
+
+  // Runs one step against the current daemon.
+  StepAnswer Run(Step step);
+
+  // Restarts the fake NRI runtime / kubelet (the plugin must reconnect /
+  // re-register).
+  void RestartRuntime();
+  bool AcceptPlugin();
+  void RestartKubelet();
+
+  // The checkpoint as a restarted daemon would load it (read with a store of
+  // our own; the daemon must not be running).
+  struct Checkpoint {
+    state::LoadOutcome outcome = state::LoadOutcome::kNoFile;
+    std::map<std::string, inject::ClaimPlan> by_claim_name;
+  };
+  Checkpoint ReadCheckpoint() const;
+
+  // Containers whose CreateContainer the runtime ran without the plugin
+  // (dranetd dead or disconnected): "<pod>/<container>".
+  const std::vector<std::string>& bypassed() const { return bypassed_; }
+  // Starts a container in `pod` ("A" or "B") now; counts a bypass when the
+  // plugin does not answer.
+  StepAnswer CreateContainer(const std::string& pod, const std::string& container);
+
+  fakes::FakeApiServer& api() { return api_; }
+  testing::FakeNriRuntime& runtime() { return *runtime_; }
+  fakes::FakeKubelet& kubelet() { return *kubelet_; }
+  const std::vector<fakes::KubeletClaim>& claims() const { return claims_; }
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  StepAnswer PodEvent(Step step);
+  std::vector<testing::api::PodSandbox> RunningPods() const;
+
+  Options options_;
+  std::filesystem::path dir_;
+  fakes::FakeApiServer api_;
+  std::unique_ptr<testing::FakeNriRuntime> runtime_;
+  std::unique_ptr<fakes::FakeKubelet> kubelet_;
+  std::unique_ptr<DaemonProcess> daemon_;
+  int daemon_starts_ = 0;
+  std::vector<fakes::KubeletClaim> claims_;
+  std::map<std::string, testing::api::PodSandbox> pods_;  // "A", "B"
+  std::set<std::string> running_;                         // pods between Run and Remove
+  std::vector<std::string> bypassed_;
+};
+
+}  // namespace dranet::faults
