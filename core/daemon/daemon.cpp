@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include <condition_variable>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -51,6 +53,53 @@ constexpr const char* kSelfStatus = "/proc/self/status";
 double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
+
+// Runs Event writes on their own thread, so that a slow or absent API
+// server never holds an NRI hook or a prepare. Bounded: when the queue is
+// full, the oldest pending Event is dropped (and logged).
+class BackgroundEvents {
+ public:
+  explicit BackgroundEvents(Logger& logger) : logger_(logger), thread_([this](std::stop_token st) { Run(st); }) {}
+  ~BackgroundEvents() {
+    {
+      std::lock_guard lock(mu_);  // no lost wake-up between the check and the wait
+      thread_.request_stop();
+    }
+    cv_.notify_all();
+  }
+  void Post(std::function<void()> write) {
+    {
+      std::lock_guard lock(mu_);
+      if (queue_.size() >= kMaxPending) {
+        queue_.pop_front();
+        logger_.Warning("too many pending Events; the oldest was dropped");
+      }
+      queue_.push_back(std::move(write));
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  static constexpr std::size_t kMaxPending = 256;
+  void Run(std::stop_token st) {
+    for (;;) {
+      std::function<void()> write;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return st.stop_requested() || !queue_.empty(); });
+        if (st.stop_requested()) return;
+        write = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      write();
+    }
+  }
+  Logger& logger_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  std::jthread thread_;
+};
 
 }  // namespace
 
@@ -203,6 +252,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   // so it reads this machine's own /proc, not the node root's.
   std::unique_ptr<kube::EventRecorder> events;
   if (api) events = std::make_unique<kube::EventRecorder>(*api, options.driver_name, options.node_name, logger);
+  BackgroundEvents background_events(logger);
   auto& state_corrupt = metrics.Counter("dranet_state_corrupt_total", "Checkpoints discarded as corrupt at start");
   state::CheckpointOptions checkpoint_options;
   checkpoint_options.state_dir = options.state_dir;
@@ -252,8 +302,10 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     kubelet_plugin->SetEventSink([&](const kubelet::ClaimRequest& claim, const std::string& reason,
                                      const std::string& message) {
       if (events)
-        events->Record({"resource.k8s.io/v1", "ResourceClaim", claim.namespace_name, claim.name, claim.uid},
-                       kube::EventType::kWarning, reason, message);
+        background_events.Post([&events, claim, reason, message] {
+          events->Record({"resource.k8s.io/v1", "ResourceClaim", claim.namespace_name, claim.name, claim.uid},
+                         kube::EventType::kWarning, reason, message);
+        });
     });
   } else if (options.kubelet_plugin) {
     logger.Warning("kubelet DRA plugin disabled: it needs the API server (--publish=false)");
@@ -272,6 +324,20 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     nri_options.socket_path = options.nri_socket;
     nri_options.plugin_name = options.driver_name;
     nri_options.observer = observer;
+    auto& bypassed = metrics.Counter("dranet_bypassed_containers_total",
+                                     "Containers found running without their dra.net devices (started while NRI was down)");
+    nri_options.bypass_reporter = [&](const nri::BypassedContainer& b) {
+      bypassed.Inc();
+      std::string missing;
+      for (const auto& d : b.missing_devices) missing += (missing.empty() ? "" : ", ") + d;
+      if (events)
+        background_events.Post([&events, b, missing] {
+          events->Record({"v1", "Pod", b.pod_namespace, b.pod_name, b.pod_uid}, kube::EventType::kWarning,
+                         "DevicesMissing",
+                         "container " + b.container + " started without its dra.net devices (" + missing +
+                             ") while the driver was not connected to the runtime; delete the pod to restart it with them");
+        });
+    };
     nri_plugin = std::make_unique<nri::NriPlugin>(nri_options, *prepared, *netns_mover, logger);
   }
 

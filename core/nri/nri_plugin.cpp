@@ -18,7 +18,9 @@ NriPlugin::NriPlugin(Options options, state::PreparedClaims& claims,
       service_(claims, applier, log, [this] {
         { std::lock_guard lock(mu_); }
         cv_.notify_all();
-      }) {}
+      }) {
+  service_.SetBypassReporter(options_.bypass_reporter);
+}
 
 NriPlugin::~NriPlugin() { Stop(); }
 

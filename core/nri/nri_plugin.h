@@ -46,6 +46,8 @@ struct NriPluginOptions {
   std::chrono::milliseconds registration_timeout{5000};
   // Told about every request the runtime sends (method name, ok, latency).
   OperationObserver observer;
+  // Told about containers found running without their devices (Synchronize).
+  BypassReporter bypass_reporter;
 };
 
 class NriPlugin {

@@ -1,5 +1,7 @@
 #include "nri/plugin_service.h"
 
+#include <set>
+
 #include <chrono>
 
 #include "inject/container_edits.h"
@@ -105,15 +107,49 @@ api::SynchronizeResponse PluginService::Synchronize(const api::SynchronizeReques
         netns_by_pod_[pod.uid()] = path;
         ++learned;
       }
+      sync_pods_[pod.id()] = pod;  // chunks may list a pod before its containers
     }
   }
+  std::size_t bypassed = FindBypassedContainers(request);
   log_.Info("NRI synchronize", {{"pods", request.pods_size()},
                                 {"containers", request.containers_size()},
                                 {"netnsLearned", learned},
+                                {"bypassed", bypassed},
                                 {"more", request.more()}});
+  if (!request.more()) {
+    std::lock_guard lock(mu_);
+    sync_pods_.clear();
+  }
   api::SynchronizeResponse response;
   response.set_more(request.more());
   return response;
+}
+
+std::size_t PluginService::FindBypassedContainers(const api::SynchronizeRequest& request) {
+  std::size_t bypassed = 0;
+  for (const auto& container : request.containers()) {
+    api::PodSandbox pod;
+    {
+      std::lock_guard lock(mu_);
+      auto it = sync_pods_.find(container.pod_sandbox_id());
+      if (it == sync_pods_.end()) continue;
+      pod = it->second;
+    }
+    std::set<std::string> present;
+    for (const auto& d : container.linux().devices()) present.insert(d.path());
+    BypassedContainer found{pod.namespace_(), pod.name(), pod.uid(), container.name(), {}};
+    for (const auto& plan : claims_.ForPod(pod.uid()))
+      for (const auto& node : plan.device_nodes)
+        if (!present.count(node.container_path)) found.missing_devices.push_back(node.container_path);
+    if (found.missing_devices.empty()) continue;
+    ++bypassed;
+    log_.Error("container runs without its dra.net devices: it started while the plugin was not connected; "
+               "delete the pod to restart it with them",
+               {{"pod", pod.namespace_() + "/" + pod.name()}, {"container", container.name()},
+                {"missing", std::to_string(found.missing_devices.size())}});
+    if (bypass_reporter_) bypass_reporter_(found);
+  }
+  return bypassed;
 }
 
 RpcStatus PluginService::RunPodSandbox(const api::PodSandbox& pod) {

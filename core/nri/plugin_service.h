@@ -40,6 +40,15 @@ inline constexpr std::int32_t kSubscribedEvents =
     EventBit(api::RUN_POD_SANDBOX) | EventBit(api::STOP_POD_SANDBOX) |
     EventBit(api::REMOVE_POD_SANDBOX) | EventBit(api::CREATE_CONTAINER);
 
+// A container that runs without the device nodes its pod's claims were
+// prepared with: it was created while the plugin was not connected (the
+// runtime starts pods without a missing plugin). Reported, never silent.
+struct BypassedContainer {
+  std::string pod_namespace, pod_name, pod_uid, container;
+  std::vector<std::string> missing_devices;
+};
+using BypassReporter = std::function<void(const BypassedContainer&)>;
+
 class PluginService {
  public:
   // `on_configured` (optional) runs after each Configure, on the caller's thread.
@@ -57,6 +66,9 @@ class PluginService {
   api::CreateContainerResponse CreateContainer(const api::PodSandbox& pod,
                                                const api::Container& container);
 
+  // Told about every bypassed container found at Synchronize.
+  void SetBypassReporter(BypassReporter reporter) { bypass_reporter_ = std::move(reporter); }
+
   // Whether Configure arrived on the current connection; Reset() clears it
   // when a new connection starts (the netns cache survives reconnects).
   bool configured() const;
@@ -66,6 +78,7 @@ class PluginService {
 
  private:
   inject::PodSandboxRef RefOf(const api::PodSandbox& pod, bool use_cache);
+  std::size_t FindBypassedContainers(const api::SynchronizeRequest& request);
 
   state::PreparedClaims& claims_;
   inject::PodNetnsApplier& applier_;
@@ -74,6 +87,8 @@ class PluginService {
   mutable std::mutex mu_;
   bool configured_ = false;
   std::map<std::string, std::string> netns_by_pod_;  // pod UID -> netns path
+  std::map<std::string, api::PodSandbox> sync_pods_;  // sandbox id -> pod, during one Synchronize
+  BypassReporter bypass_reporter_;
 };
 
 // The network namespace path of `pod` from its linux namespaces; empty for

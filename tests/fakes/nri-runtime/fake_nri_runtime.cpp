@@ -61,6 +61,11 @@ void FakeNriRuntime::SetExistingPods(std::vector<api::PodSandbox> pods) {
   existing_pods_ = std::move(pods);
 }
 
+void FakeNriRuntime::SetExistingContainers(std::vector<api::Container> containers) {
+  std::lock_guard lock(mu_);
+  existing_containers_ = std::move(containers);
+}
+
 nri::RpcResult FakeNriRuntime::ServeRuntime(const nri::RpcRequest& request) {
   if (request.service != kRuntimeService) {
     return {{nri::RpcCode::kUnimplemented, "service " + request.service}, {}};
@@ -149,10 +154,12 @@ bool FakeNriRuntime::Handshake() {
     return false;
   }
   std::vector<api::PodSandbox> pods;
+  std::vector<api::Container> containers;
   {
     std::lock_guard lock(mu_);
     events_ = conf_out.events();
     pods = existing_pods_;
+    containers = existing_containers_;
     sync_responses_.clear();
   }
   const std::size_t chunk = options_.sync_chunk_pods == 0 ? std::max<std::size_t>(pods.size(), 1)
@@ -163,6 +170,8 @@ bool FakeNriRuntime::Handshake() {
     for (std::size_t i = next; i < pods.size() && i < next + chunk; ++i) *sync.add_pods() = pods[i];
     next += chunk;
     sync.set_more(next < pods.size());
+    if (!sync.more())
+      for (const auto& c : containers) *sync.add_containers() = c;
     result = CallPlugin("Synchronize", sync.SerializeAsString());
     api::SynchronizeResponse sync_out;
     std::string failure;

@@ -60,6 +60,8 @@ class FakeNriRuntime {
 
   // Pods reported by the next Synchronize.
   void SetExistingPods(std::vector<api::PodSandbox> pods);
+  // Running containers reported (with the final Synchronize chunk).
+  void SetExistingContainers(std::vector<api::Container> containers);
 
   nri::RpcStatus RunPodSandbox(const api::PodSandbox& pod);
   nri::RpcStatus StopPodSandbox(const api::PodSandbox& pod);
@@ -104,6 +106,7 @@ class FakeNriRuntime {
   std::string plugin_name_, plugin_index_;
   std::int32_t events_ = 0;
   std::vector<api::PodSandbox> existing_pods_;
+  std::vector<api::Container> existing_containers_;
   std::vector<api::SynchronizeResponse> sync_responses_;
   std::string last_pod_event_method_;
   std::string last_error_;

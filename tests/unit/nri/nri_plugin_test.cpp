@@ -142,6 +142,40 @@ TEST_F(NriPluginTest, Gb300ContainerGetsExactlyItsThreeCharDevices) {
   EXPECT_EQ(adjust.ByteSizeLong(), 0u);
 }
 
+TEST_F(NriPluginTest, ContainerStartedWithoutItsDevicesIsReportedAtSynchronize) {
+  StartRuntime();
+  const auto pod = FakeNriRuntime::MakePod("pod-gb300", "ml", "train-0", "/var/run/netns/cni-gb300");
+  claims_.Put({Gb300Plan(pod.uid())});
+  // One container got the devices (created while the plugin was there), one
+  // did not (created while it was away: the runtime went ahead without it).
+  auto served = FakeNriRuntime::MakeContainer(pod, "served", {});
+  for (const char* path : {"/dev/infiniband/uverbs0", "/dev/infiniband/umad0", "/dev/infiniband/rdma_cm"})
+    served.mutable_linux()->add_devices()->set_path(path);
+  auto bypassed = FakeNriRuntime::MakeContainer(pod, "bypassed", {});
+  bypassed.mutable_linux()->add_devices()->set_path("/dev/infiniband/uverbs0");
+  runtime_->SetExistingPods({pod});
+  runtime_->SetExistingContainers({served, bypassed});
+  std::vector<nri::BypassedContainer> reported;
+  std::mutex mu;
+  nri::NriPluginOptions opts;
+  opts.socket_path = dir_.path() + "/nri.sock";
+  opts.bypass_reporter = [&](const nri::BypassedContainer& b) {
+    std::lock_guard lock(mu);
+    reported.push_back(b);
+  };
+  plugin_ = std::make_unique<nri::NriPlugin>(opts, claims_, applier_, log_);
+  plugin_->Start();
+  Connect();
+  std::lock_guard lock(mu);
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_EQ(reported[0].container, "bypassed");
+  EXPECT_EQ(reported[0].pod_uid, "pod-gb300");
+  EXPECT_EQ(reported[0].pod_namespace, "ml");
+  EXPECT_EQ(reported[0].missing_devices,
+            (std::vector<std::string>{"/dev/infiniband/umad0", "/dev/infiniband/rdma_cm"}));
+  EXPECT_NE(log_out_.str().find("container runs without its dra.net devices"), std::string::npos);
+}
+
 TEST_F(NriPluginTest, PodEventsArriveAsDedicatedRpcs) {
   StartRuntime();
   const auto pod = FakeNriRuntime::MakePod("pod-a4", "ml", "a4-0", "/var/run/netns/cni-a4");
