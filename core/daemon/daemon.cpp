@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <condition_variable>
+#include <ctime>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -22,6 +23,7 @@
 #include "inventory/snapshot.h"
 #include "inject/netns_mover.h"
 #include "kube/api_client.h"
+#include "kube/claim_status.h"
 #include "kube/cluster_config.h"
 #include "kube/event_recorder.h"
 #include "kube/resource_claim.h"
@@ -49,6 +51,15 @@ int WaitForSignal() {
 // not the node root's.
 constexpr const char* kSelfProcfs = "/proc";
 constexpr const char* kSelfStatus = "/proc/self/status";
+
+std::string NowRfc3339() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -253,6 +264,8 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   std::unique_ptr<kube::EventRecorder> events;
   if (api) events = std::make_unique<kube::EventRecorder>(*api, options.driver_name, options.node_name, logger);
   BackgroundEvents background_events(logger);
+  std::unique_ptr<kube::ClaimStatusWriter> status_writer;
+  if (api) status_writer = std::make_unique<kube::ClaimStatusWriter>(*api, options.driver_name, logger);
   auto& state_corrupt = metrics.Counter("dranet_state_corrupt_total", "Checkpoints discarded as corrupt at start");
   state::CheckpointOptions checkpoint_options;
   checkpoint_options.state_dir = options.state_dir;
@@ -326,6 +339,40 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     nri_options.observer = observer;
     auto& bypassed = metrics.Counter("dranet_bypassed_containers_total",
                                      "Containers found running without their dra.net devices (started while NRI was down)");
+    // Pods whose netdevs moved get status.devices (Ready + networkData) on
+    // their claims; a failed move is an Event on the pod.
+    nri_options.network_reporter = [&](const nri::PodNetworkOutcome& outcome) {
+      if (!api) return;
+      background_events.Post([&, outcome] {
+        if (!outcome.error.empty() && events)
+          events->Record({"v1", "Pod", outcome.pod_namespace, outcome.pod_name, outcome.pod_uid},
+                         kube::EventType::kWarning, "NetworkAttachFailed", outcome.error);
+        for (const auto& plan : outcome.plans) {
+          std::vector<kube::AllocatedDeviceStatus> devices;
+          for (const auto& netdev : plan.netdevs) {
+            kube::AllocatedDeviceStatus device_status;
+            device_status.driver = options.driver_name;
+            device_status.pool = options.node_name;
+            device_status.device = netdev.device_name;
+            bool ok = outcome.error.empty();
+            device_status.conditions.push_back({"Ready", ok ? "True" : "False",
+                                                ok ? "NetworkDeviceReady" : "NetworkDeviceAttachFailed",
+                                                outcome.error, NowRfc3339(), 0});
+            if (ok)
+              device_status.network_data = kube::NetworkDeviceData{
+                  netdev.pod_if_name.empty() ? netdev.host_if_name : netdev.pod_if_name, netdev.addresses, ""};
+            devices.push_back(std::move(device_status));
+          }
+          if (devices.empty()) continue;
+          try {
+            status_writer->Apply(plan.claim_namespace, plan.claim_name, devices);
+          } catch (const std::exception& e) {
+            logger.Warning("cannot write claim status", {{"claim", plan.claim_namespace + "/" + plan.claim_name},
+                                                        {"error", e.what()}});
+          }
+        }
+      });
+    };
     nri_options.bypass_reporter = [&](const nri::BypassedContainer& b) {
       bypassed.Inc();
       std::string missing;

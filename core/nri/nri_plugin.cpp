@@ -20,6 +20,7 @@ NriPlugin::NriPlugin(Options options, state::PreparedClaims& claims,
         cv_.notify_all();
       }) {
   service_.SetBypassReporter(options_.bypass_reporter);
+  service_.SetPodNetworkReporter(options_.network_reporter);
 }
 
 NriPlugin::~NriPlugin() { Stop(); }

@@ -48,6 +48,8 @@ struct NriPluginOptions {
   OperationObserver observer;
   // Told about containers found running without their devices (Synchronize).
   BypassReporter bypass_reporter;
+  // Told whether each pod's netdevs were moved (claim status, Events).
+  PodNetworkReporter network_reporter;
 };
 
 class NriPlugin {

@@ -157,13 +157,16 @@ RpcStatus PluginService::RunPodSandbox(const api::PodSandbox& pod) {
   const auto ref = RefOf(pod, /*use_cache=*/false);
   const auto plans = claims_.ForPod(pod.uid());
   if (plans.empty()) return {};
+  const bool has_netdevs = CountNetdevs(plans) > 0;
   try {
     applier_.AttachNetdevs(ref, plans);
   } catch (const std::exception& e) {
     log_.Error("RunPodSandbox failed", {{"pod", ref.Describe()}, {"error", e.what()}});
+    if (network_reporter_ && has_netdevs) network_reporter_({pod.namespace_(), pod.name(), pod.uid(), plans, e.what()});
     return {RpcCode::kFailedPrecondition, e.what()};
   }
   DRANET_FAULT_POINT("nri-run-pod-after-attach");
+  if (network_reporter_ && has_netdevs) network_reporter_({pod.namespace_(), pod.name(), pod.uid(), plans, ""});
   log_.Info("hook applied", {{"hook", "RunPodSandbox"},
                              {"pod", ref.Describe()},
                              {"claims", plans.size()},

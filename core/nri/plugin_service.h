@@ -49,6 +49,16 @@ struct BypassedContainer {
 };
 using BypassReporter = std::function<void(const BypassedContainer&)>;
 
+// The outcome of moving a pod's netdevs at RunPodSandbox (only for pods that
+// have netdevs): `error` is empty on success. Called on the hook's thread:
+// the receiver must hand slow work (API writes) to another thread.
+struct PodNetworkOutcome {
+  std::string pod_namespace, pod_name, pod_uid;
+  std::vector<inject::ClaimPlan> plans;
+  std::string error;
+};
+using PodNetworkReporter = std::function<void(const PodNetworkOutcome&)>;
+
 class PluginService {
  public:
   // `on_configured` (optional) runs after each Configure, on the caller's thread.
@@ -68,6 +78,7 @@ class PluginService {
 
   // Told about every bypassed container found at Synchronize.
   void SetBypassReporter(BypassReporter reporter) { bypass_reporter_ = std::move(reporter); }
+  void SetPodNetworkReporter(PodNetworkReporter reporter) { network_reporter_ = std::move(reporter); }
 
   // Whether Configure arrived on the current connection; Reset() clears it
   // when a new connection starts (the netns cache survives reconnects).
@@ -89,6 +100,7 @@ class PluginService {
   std::map<std::string, std::string> netns_by_pod_;  // pod UID -> netns path
   std::map<std::string, api::PodSandbox> sync_pods_;  // sandbox id -> pod, during one Synchronize
   BypassReporter bypass_reporter_;
+  PodNetworkReporter network_reporter_;
 };
 
 // The network namespace path of `pod` from its linux namespaces; empty for

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <set>
 
 #include "fake_nri_runtime.h"
@@ -176,6 +178,49 @@ TEST_F(NriPluginTest, ContainerStartedWithoutItsDevicesIsReportedAtSynchronize) 
   EXPECT_NE(log_out_.str().find("container runs without its dra.net devices"), std::string::npos);
 }
 
+TEST_F(NriPluginTest, NetdevMovesAreReportedForClaimStatus) {
+  StartRuntime();
+  const auto pod = FakeNriRuntime::MakePod("pod-a4", "ml", "a4-0", "/var/run/netns/cni-a4");
+  auto plan = Gb300Plan(pod.uid());
+  inject::NetdevPlan netdev;
+  netdev.device_name = "pci-0000-8a-00-0";
+  netdev.host_if_name = "gpu0rdma0";
+  netdev.addresses = {"192.168.1.2/32"};
+  plan.netdevs.push_back(netdev);
+  claims_.Put({plan});
+  std::vector<nri::PodNetworkOutcome> outcomes;
+  std::mutex mu;
+  nri::NriPluginOptions opts;
+  opts.socket_path = dir_.path() + "/nri.sock";
+  opts.network_reporter = [&](const nri::PodNetworkOutcome& o) {
+    std::lock_guard lock(mu);
+    outcomes.push_back(o);
+  };
+  plugin_ = std::make_unique<nri::NriPlugin>(opts, claims_, applier_, log_);
+  plugin_->Start();
+  Connect();
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod).ok());
+  // A pod whose claims have no netdev is not reported (nothing to say).
+  const auto ib_only = FakeNriRuntime::MakePod("pod-ib", "ml", "ib-0", "/var/run/netns/cni-ib");
+  claims_.Put({Gb300Plan(ib_only.uid())});
+  ASSERT_TRUE(runtime_->RunPodSandbox(ib_only).ok());
+  const auto failing = FakeNriRuntime::MakePod("pod-a4-fail", "ml", "a4-1", "/var/run/netns/cni-a4-1");
+  auto failing_plan = plan;
+  failing_plan.claim_uid = "claim-a4-fail";
+  failing_plan.pod_uids = {failing.uid()};
+  claims_.Put({failing_plan});
+  applier_.FailWith("netdev gpu0rdma0 is neither on the host nor in the pod");
+  EXPECT_FALSE(runtime_->RunPodSandbox(failing).ok());
+  std::lock_guard lock(mu);
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_EQ(outcomes[0].pod_uid, "pod-a4");
+  EXPECT_EQ(outcomes[0].error, "");
+  ASSERT_EQ(outcomes[0].plans.size(), 1u);
+  EXPECT_EQ(outcomes[0].plans[0].netdevs[0].device_name, "pci-0000-8a-00-0");
+  EXPECT_EQ(outcomes[1].pod_uid, "pod-a4-fail");
+  EXPECT_NE(outcomes[1].error.find("gpu0rdma0"), std::string::npos);
+}
+
 TEST_F(NriPluginTest, PodEventsArriveAsDedicatedRpcs) {
   StartRuntime();
   const auto pod = FakeNriRuntime::MakePod("pod-a4", "ml", "a4-0", "/var/run/netns/cni-a4");
@@ -256,17 +301,23 @@ TEST_F(NriPluginTest, HostNetworkPodAskingForANetdevGetsAClearError) {
 }
 
 TEST_F(NriPluginTest, ReconnectsAfterRuntimeRestartAndShutdown) {
+  // The plugin counts a connection once its session is set up, which can be
+  // a moment after the runtime's side of the handshake returns.
+  auto connections_reach = [&](std::size_t n) {
+    for (int i = 0; i < 1000 && plugin_->connections() < n; ++i) std::this_thread::sleep_for(10ms);
+    return plugin_->connections();
+  };
   StartRuntime();
   StartPlugin();
   Connect();
   runtime_->Restart();
   ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
   ASSERT_TRUE(plugin_->WaitConnected(10s));
-  EXPECT_EQ(plugin_->connections(), 2u);
+  EXPECT_EQ(connections_reach(2), 2u);
   EXPECT_TRUE(runtime_->Shutdown().ok());
   ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
   ASSERT_TRUE(plugin_->WaitConnected(10s));
-  EXPECT_EQ(plugin_->connections(), 3u);
+  EXPECT_EQ(connections_reach(3), 3u);
 }
 
 TEST_F(NriPluginTest, SlowHookIsDisconnectedByTheRuntimeAndThePluginReconnects) {
