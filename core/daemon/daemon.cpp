@@ -3,7 +3,6 @@
 #include <signal.h>
 
 #include <condition_variable>
-#include <ctime>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -51,15 +50,6 @@ int WaitForSignal() {
 // not the node root's.
 constexpr const char* kSelfProcfs = "/proc";
 constexpr const char* kSelfStatus = "/proc/self/status";
-
-std::string NowRfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -357,7 +347,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
             bool ok = outcome.error.empty();
             device_status.conditions.push_back({"Ready", ok ? "True" : "False",
                                                 ok ? "NetworkDeviceReady" : "NetworkDeviceAttachFailed",
-                                                outcome.error, NowRfc3339(), 0});
+                                                outcome.error, kube::NowRfc3339(), 0});
             if (ok)
               device_status.network_data = kube::NetworkDeviceData{
                   netdev.pod_if_name.empty() ? netdev.host_if_name : netdev.pod_if_name, netdev.addresses, ""};
