@@ -17,7 +17,10 @@ packages=(
   # AMD GPU topology (loaded at run time by plugins/amd)
   librocm-smi-dev
   # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev iproute2 util-linux
+  libgtest-dev libgmock-dev libbenchmark-dev iproute2 util-linux python3
+  # sanitizer and fuzzing builds (scripts/sanitize.sh): libFuzzer ships with
+  # clang; clang 15+ is needed for std::source_location
+  ninja-build clang-16 libclang-rt-16-dev
 )
 
 if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi

@@ -6,7 +6,7 @@
 // top-level `&&` clauses) share the same vector.
 #include <cstdint>
 #include <memory>
-#include <regex>
+#include "cel/regex.h"
 #include <string>
 #include <vector>
 
@@ -50,12 +50,8 @@ struct Node {
   std::string name;             // identifier, field or function name
   Value literal;
   std::vector<int> children;
-  std::shared_ptr<const std::regex> regex;  // pre-compiled literal pattern of matches()
+  std::shared_ptr<const Regex> regex;  // pre-compiled literal pattern of matches()
 };
-
-// Compiles a regular expression with the RE2-compatible prefix "(?i)"
-// turned into the icase flag. Throws std::regex_error.
-std::shared_ptr<const std::regex> CompileRegex(const std::string& pattern);
 
 // Parses source into nodes; returns the root index. Throws CompileError.
 int Parse(std::string_view source, const Environment& env, std::vector<Node>& nodes);

@@ -578,22 +578,18 @@ class Evaluator {
       return Err(n.pos, "matches() takes a string and a pattern string");
     }
     const std::string& text = args[0].As<std::string>();
-    constexpr std::size_t kMaxSubject = 4096;  // std::regex recurses per character
+    constexpr std::size_t kMaxSubject = 4096;
     if (text.size() > kMaxSubject) return Err(n.pos, "matches(): string longer than 4096 bytes");
     Charge(static_cast<int64_t>(text.size() + args[1].As<std::string>().size()), n.pos);
-    std::shared_ptr<const std::regex> re = n.regex;
+    std::shared_ptr<const Regex> re = n.regex;
     if (!re) {
       try {
         re = CompileRegex(args[1].As<std::string>());
-      } catch (const std::regex_error& e) {
+      } catch (const RegexError& e) {
         return Err(n.pos, std::string("invalid regular expression: ") + e.what());
       }
     }
-    try {
-      return Value{std::regex_search(text, *re)};
-    } catch (const std::regex_error& e) {
-      return Err(n.pos, std::string("regular expression failed: ") + e.what());
-    }
+    return Value{re->Search(text)};
   }
 
   const Program::Impl& impl_;

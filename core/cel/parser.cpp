@@ -608,7 +608,7 @@ class Parser {
       if (pattern.kind == NodeKind::kLiteral && pattern.literal.Is<std::string>()) {
         try {
           n.regex = CompileRegex(pattern.literal.As<std::string>());
-        } catch (const std::regex_error& e) {
+        } catch (const RegexError& e) {
           Fail(pattern.begin, std::string("invalid regular expression: ") + e.what());
         }
       }
@@ -650,16 +650,6 @@ class Parser {
 };
 
 }  // namespace
-
-std::shared_ptr<const std::regex> CompileRegex(const std::string& pattern) {
-  auto flags = std::regex::ECMAScript;
-  std::string_view body = pattern;
-  if (body.substr(0, 4) == "(?i)") {
-    flags |= std::regex::icase;
-    body.remove_prefix(4);
-  }
-  return std::make_shared<const std::regex>(std::string(body), flags);
-}
 
 Error MakeError(std::string_view source, uint32_t offset, std::string message) {
   Error e;

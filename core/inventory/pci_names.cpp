@@ -22,7 +22,8 @@ namespace {
 thread_local std::jmp_buf* parse_error_target = nullptr;
 thread_local char parse_error_message[256];
 
-[[noreturn]] void OnLibpciError(char* format, ...) {
+// GNU attributes, not [[noreturn]]: clang checks them against libpci's pointer type.
+__attribute__((noreturn, format(printf, 1, 2))) void OnLibpciError(char* format, ...) {
   va_list args;
   va_start(args, format);
   std::vsnprintf(parse_error_message, sizeof(parse_error_message), format, args);

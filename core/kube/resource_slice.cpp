@@ -318,6 +318,10 @@ ResourceSlice ParseSlice(const rapidjson::Value& object) {
   if (auto owners = meta.FindMember("ownerReferences");
       owners != meta.MemberEnd() && owners->value.IsArray()) {
     for (const auto& owner : owners->value.GetArray()) {
+      if (!owner.IsObject()) {  // not an owner reference we wrote: overwrite the slice
+        slice.has_foreign_content = true;
+        continue;
+      }
       OwnerReference ref{StringField(owner, "apiVersion"), StringField(owner, "kind"),
                          StringField(owner, "name"), StringField(owner, "uid"), false};
       if (auto c = owner.FindMember("controller"); c != owner.MemberEnd() && c->value.IsBool())

@@ -256,5 +256,14 @@ TEST_F(ResourceSliceTest, ParseRejectsNonObjects) {
   EXPECT_THROW(ParseSlice(json), std::invalid_argument);
 }
 
+TEST_F(ResourceSliceTest, MalformedOwnerReferencesMakeTheSliceForeign) {
+  rapidjson::Document json;
+  json.Parse(R"({"metadata":{"name":"a","ownerReferences":[7,"x",{"kind":"Node","name":"n"}]},"spec":{}})");
+  ResourceSlice slice = ParseSlice(json);
+  EXPECT_TRUE(slice.has_foreign_content) << "entries we never write mean: overwrite it";
+  ASSERT_EQ(slice.owner_references.size(), 1u);
+  EXPECT_EQ(slice.owner_references[0].kind, "Node");
+}
+
 }  // namespace
 }  // namespace dranet::kube
