@@ -106,10 +106,7 @@ class AmdPlugin {
 
   explicit AmdPlugin(const Host& host) : sysfs_(host.sysfs_root()), affinity_({}, {}) {
     auto functions = common::ScanPciFunctions(sysfs_);
-    std::string mode = host.Config("rocm-smi", "auto");
-    if (mode != "auto" && mode != "on" && mode != "off")
-      throw dranet::sdk::Error(DRANET_ERR_INVALID_ARG,
-                               "configuration rocm-smi=\"" + mode + "\": expected auto, on or off");
+    const std::string mode = common::VendorLibraryMode(host, "rocm-smi");
     std::vector<common::PciFunction> gpus;
     std::string source = "sysfs";
     // ROCm SMI prints to stderr when it finds no GPU, so "auto" asks it only

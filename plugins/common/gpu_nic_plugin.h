@@ -78,6 +78,16 @@ inline GpuAffinity MakeAffinity(const sdk::Host& host, const std::string& what, 
   return GpuAffinity(std::move(gpus), std::move(nics));
 }
 
+// The "auto" / "on" / "off" setting of a vendor management library (NVML,
+// ROCm SMI) under config key `key`; anything else fails init clearly.
+inline std::string VendorLibraryMode(const sdk::Host& host, const char* key) {
+  std::string mode = host.Config(key, "auto");
+  if (mode != "auto" && mode != "on" && mode != "off")
+    throw sdk::Error(DRANET_ERR_INVALID_ARG,
+                     std::string("configuration ") + key + "=\"" + mode + "\": expected auto, on or off");
+  return mode;
+}
+
 }  // namespace dranet::plugins::common
 
 #endif  // DRANET_PLUGINS_COMMON_GPU_NIC_PLUGIN_H

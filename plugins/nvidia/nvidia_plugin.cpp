@@ -97,9 +97,7 @@ class NvidiaPlugin {
     auto gpus = common::SelectFunctions(functions, IsNvidiaGpu);
     if (gpus.empty())
       throw dranet::sdk::NotApplicable("no NVIDIA GPU under " + sysfs_ + "/bus/pci/devices");
-    std::string mode = host.Config("nvml", "auto");
-    if (mode != "auto" && mode != "on" && mode != "off")
-      throw dranet::sdk::Error(DRANET_ERR_INVALID_ARG, "configuration nvml=\"" + mode + "\": expected auto, on or off");
+    const std::string mode = common::VendorLibraryMode(host, "nvml");
     std::string order = "PCI bus ID";
     if (mode == "on" || (mode == "auto" && host.host_root() == "/")) {
       std::string why;

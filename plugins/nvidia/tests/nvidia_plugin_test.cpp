@@ -109,6 +109,16 @@ TEST_F(NvidiaPluginTest, WorksWithoutNvml) {
       << Log();
 }
 
+TEST_F(NvidiaPluginTest, InvalidNvmlModeFailsInitClearly) {
+  auto host = Load("nvidia", {{"nvml", "sometimes"}}, kNodes / "nd-gb300-v6");
+  EXPECT_EQ(host->loaded_count(), 0u);
+  ASSERT_NE(Report(*host, "nvidia"), nullptr);
+  EXPECT_EQ(Report(*host, "nvidia")->outcome, PluginOutcome::kFailed);
+  EXPECT_NE(Report(*host, "nvidia")->reason.find("configuration nvml=\"sometimes\": expected auto, on or off"),
+            std::string::npos)
+      << Report(*host, "nvidia")->reason;
+}
+
 TEST_F(NvidiaPluginTest, NotApplicableWithoutNvidiaGpus) {
   auto host = Load("nvidia", NoNvml(), kNodes / "nd-mi300x-v5");
   EXPECT_EQ(host->loaded_count(), 0u);
