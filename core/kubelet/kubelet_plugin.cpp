@@ -1,5 +1,7 @@
 #include "kubelet/kubelet_plugin.h"
 
+#include <net/if.h>
+
 #include <sys/stat.h>
 #include <sys/un.h>
 
@@ -80,6 +82,7 @@ inject::NetdevHostState ReadNetdevFromNetlink(const std::filesystem::path& host_
     state.if_name = link.name;
     state.mtu = link.mtu;
     state.addresses = link.addresses;
+    state.up = (link.flags & IFF_UP) != 0;  // restored on teardown as found
     return state;
   }
   throw std::runtime_error("netdev " + if_name + " not found");

@@ -69,7 +69,7 @@ class KubeletPlugin {
   void SetEventSink(ClaimEventSink events);
   // Told about every prepare and unprepare (metrics).
   void SetOperationObserver(OperationObserver observer);
-  // Default: the netdev's MTU and addresses from the host's netlink facts.
+  // Default: the netdev's MTU, addresses and up/down state from the host's netlink facts.
   void SetHostNetdevStateReader(HostNetdevStateReader reader);
 
   // Creates the directories and both sockets and starts serving. Throws

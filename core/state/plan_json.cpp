@@ -69,6 +69,7 @@ void WritePlan(Writer& w, const ClaimPlan& p) {
     Num(w, "major", n.major);
     Num(w, "minor", n.minor);
     Str(w, "permissions", n.permissions);
+    Num(w, "fileMode", n.file_mode);
   });
   w.Key("env");
   w.StartObject();
@@ -95,6 +96,8 @@ void WritePlan(Writer& w, const ClaimPlan& p) {
     Num(w, "mtu", n.host_state.mtu);
     StrList(w, "addresses", n.host_state.addresses);
     WriteRoutes(w, "routes", n.host_state.routes);
+    w.Key("up");
+    w.Bool(n.host_state.up);
     w.EndObject();
   });
   StrList(w, "cdiDeviceIDs", p.cdi_device_ids);
@@ -171,9 +174,10 @@ ClaimPlan ReadPlan(const rapidjson::Value& o, const std::string& where) {
                          GetStr(d, here + ".devices", "device")});
   for (const auto& n : GetArr(o, here, "deviceNodes").GetArray()) {
     const std::string w = here + ".deviceNodes";
-    p.device_nodes.push_back({GetStr(n, w, "containerPath"), GetStr(n, w, "hostPath"),
-                              GetU32(n, w, "major"), GetU32(n, w, "minor"),
-                              GetStr(n, w, "permissions")});
+    inject::DeviceNode node{GetStr(n, w, "containerPath"), GetStr(n, w, "hostPath"),
+                            GetU32(n, w, "major"), GetU32(n, w, "minor"), GetStr(n, w, "permissions")};
+    if (n.HasMember("fileMode")) node.file_mode = GetU32(n, w, "fileMode");  // absent: the default
+    p.device_nodes.push_back(std::move(node));
   }
   const auto& env = Field(o, here, "env");
   if (!env.IsObject()) Bad(here, "env", "an object");
@@ -206,6 +210,10 @@ ClaimPlan ReadPlan(const rapidjson::Value& o, const std::string& where) {
     np.host_state.mtu = GetU32(hs, hw, "mtu");
     np.host_state.addresses = GetStrList(hs, hw, "addresses");
     np.host_state.routes = GetRoutes(hs, hw, "routes");
+    if (hs.HasMember("up")) {
+      if (!hs["up"].IsBool()) Bad(hw, "up", "a boolean");
+      np.host_state.up = hs["up"].GetBool();
+    }
     p.netdevs.push_back(std::move(np));
   }
   p.cdi_device_ids = GetStrList(o, here, "cdiDeviceIDs");

@@ -49,6 +49,7 @@ inline inject::ClaimPlan SamplePlan(const std::string& uid, const std::string& p
   p.pod_uids = {pod};
   p.devices = {{"nic", "node-a", "pci-0101-00-00-0"}};
   p.device_nodes = {{"/dev/infiniband/uverbs0", "/dev/infiniband/uverbs0", 231, 192, "rw"}};
+  p.device_nodes[0].file_mode = 0600;  // not the default: the round trip must keep it
   p.env = {{"NCCL_IB_HCA", "=mlx5_0"}};
   p.mounts = {{"/host/x", "/x", {"ro", "bind"}}};
   inject::NetdevPlan n;
@@ -61,6 +62,7 @@ inline inject::ClaimPlan SamplePlan(const std::string& uid, const std::string& p
   n.rdma_device = "mlx5_0";
   n.rdma_exclusive = true;
   n.host_state = {"gpu0rdma0", 8896, {"192.168.1.2/32"}, {{"0.0.0.0/0", "192.168.1.1", "192.168.1.2", 0, 0}}};
+  n.host_state.up = false;  // a link that was down on the host stays down after teardown
   p.netdevs = {n};
   p.cdi_device_ids = {"dra.net/claim=" + uid};
   return p;
