@@ -1,4 +1,4 @@
-// Discovery time on the bundled node snapshots (DESIGN.md §7 budget:
+// Discovery time on the bundled node snapshots (budget in docs/architecture.md:
 // ≤ 5 ms for 8 NICs, ≤ 50 ms for 8 PFs + 512 VFs).
 //
 //   build/bench/discovery_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true

@@ -1,4 +1,4 @@
-// NRI hook costs (DESIGN.md §7):
+// NRI hook costs (budgets: docs/architecture.md):
 //   CreateContainer      p99 ≤ 1 ms — the plugin's handler alone, and the full round trip
 //                        from the fake runtime over the unix socket (ttRPC + mux both ways).
 //   RunPodSandbox        ≤ 1 ms + N × (kernel netns move) — N veths moved into a pod netns
@@ -222,7 +222,7 @@ void BM_RunPodSandbox(benchmark::State& state) {
     const std::string addr = "10.233." + std::to_string(i) + ".2/32";
     d.addresses = {addr};
     d.routes = {{"10.234." + std::to_string(i) + ".0/24", "", "", 0, 0}};
-    d.host_state = {d.host_if_name, 1500, {addr}, {}, true};
+    d.host_state = {d.host_if_name, 1500, {addr}, {}, {}, {}, true};
     plan.netdevs.push_back(d);
   }
   claims.Put({plan});

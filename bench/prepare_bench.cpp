@@ -1,5 +1,6 @@
 // prepare_bench — NodePrepareResources latency, as kubelet sees it, for a claim with
-// 8 IB-only NICs (DESIGN.md §7: p99 ≤ 10 ms with the fake API server on loopback).
+// 8 IB-only NICs (budget, docs/architecture.md: p99 ≤ 10 ms with the fake API server on
+// loopback).
 //
 // Path measured: fake kubelet → gRPC over the DRA unix socket → DraService → claim GET
 // from the fake API server (loopback HTTP, UID check) → plan for 8 NICs (uverbs/umad/rdma_cm

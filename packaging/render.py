@@ -55,6 +55,7 @@ FLAGS = [
     ("cdiDir", "--cdi-dir", "scalar"),
     ("cdi", "--cdi", "scalar"),
     ("rdmaExclusive", "--rdma-exclusive", "scalar"),
+    ("copyHostRoutes", "--copy-host-routes", "scalar"),
     ("pluginDir", "--plugin-dir", "list"),
     ("pluginAllow", "--plugin-allow", "joined"),
     ("pluginDeny", "--plugin-deny", "joined"),

@@ -1,7 +1,8 @@
 #pragma once
 // core/base/k8s_names.h — the Kubernetes name and value rules the API server enforces on what we
-// send (spec/PROTOCOLS.md §4.1). Checked before sending, so that one bad device is dropped
-// with a clear log line instead of the API server rejecting the whole slice.
+// send (kubernetes/kubernetes pkg/apis/resource/validation). Checked before sending, so that
+// one bad device is dropped with a clear log line instead of the API server rejecting the
+// whole slice.
 #include <string_view>
 
 namespace dranet {

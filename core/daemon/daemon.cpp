@@ -293,6 +293,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     kubelet_options.kubelet_root_dir = options.kubelet_root_dir;
     kubelet_options.host_root = options.host_root;
     kubelet_options.rdma_exclusive = options.rdma_exclusive;
+    kubelet_options.copy_host_routes = options.copy_host_routes;
     if (options.cdi) kubelet_options.cdi_dir = options.cdi_dir;
     auto inventory_now = [&]() {
       std::lock_guard lock(devices_mu);

@@ -34,6 +34,9 @@ struct DaemonOptions {
   bool cdi = false;                      // CDI strategy: spec files + CDI ids for kubelet
   std::string cdi_dir = "/var/run/cdi";
   bool rdma_exclusive = false;  // RDMA netns mode exclusive: move HCA links with netdevs
+  // A moved netdev takes its host routes, rules and permanent neighbours
+  // into the pod (restored on the host at teardown either way).
+  bool copy_host_routes = true;
   // NRI plugin (device nodes, env, netdev moves at pod start).
   bool nri = true;
   std::string nri_socket = "/var/run/nri/nri.sock";

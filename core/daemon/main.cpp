@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", options.state_dir, "Where prepared claims are checkpointed");
   app.add_option("--rdma-exclusive", options.rdma_exclusive,
                  "RDMA netns mode is exclusive: move HCA links into pods with their netdevs");
+  app.add_option("--copy-host-routes", options.copy_host_routes,
+                 "A netdev moved into a pod takes its host routes, policy rules and permanent neighbours "
+                 "along (default true); they are restored on the host at teardown either way");
   app.add_option("--cdi", options.cdi, "Also inject through CDI spec files (fails closed on runtimes with CDI)");
   app.add_option("--cdi-dir", options.cdi_dir, "Directory for CDI spec files");
   app.add_option("--nri", options.nri, "Run the NRI plugin (device nodes, env, netdevs at pod start)");

@@ -5,7 +5,11 @@
 #include <netlink/errno.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+#include <linux/fib_rules.h>
+#include <linux/neighbour.h>
+#include <netlink/route/neighbour.h>
 #include <netlink/route/route.h>
+#include <netlink/route/rule.h>
 
 #include <algorithm>
 #include <memory>
@@ -19,6 +23,8 @@ namespace {
 using LinkPtr = std::unique_ptr<rtnl_link, NlRelease<rtnl_link, rtnl_link_put>>;
 using AddrPtr = std::unique_ptr<rtnl_addr, NlRelease<rtnl_addr, rtnl_addr_put>>;
 using RoutePtr = std::unique_ptr<rtnl_route, NlRelease<rtnl_route, rtnl_route_put>>;
+using RulePtr = std::unique_ptr<rtnl_rule, NlRelease<rtnl_rule, rtnl_rule_put>>;
+using NeighPtr = std::unique_ptr<rtnl_neigh, NlRelease<rtnl_neigh, rtnl_neigh_put>>;
 
 // The link called `name` in the socket's namespace, or null.
 LinkPtr FindLink(nl_sock* sock, const std::string& name) {
@@ -78,17 +84,23 @@ void AddAddresses(nl_sock* sock, int ifindex, const std::vector<std::string>& ci
   }
 }
 
+// Scope for a route: as recorded, except that an old checkpoint's on-link
+// route (scope 0, no gateway) keeps libnl's choice (link), as it had.
+bool KeepsLibnlScope(const Route& r) { return r.scope == RT_SCOPE_UNIVERSE && r.gateway.empty(); }
+
 void AddRoutes(nl_sock* sock, int ifindex, std::vector<Route> routes, const std::string& ifname) {
-  // On-link routes first: a gateway route needs its gateway reachable.
-  std::stable_sort(routes.begin(), routes.end(), [](const Route& a, const Route& b) {
-    return a.gateway.empty() && !b.gateway.empty();
-  });
+  // Narrower scopes first: a gateway route needs its gateway reachable
+  // through a link-scope route already.
+  auto rank = [](const Route& r) { return std::pair(KeepsLibnlScope(r) ? static_cast<std::uint8_t>(RT_SCOPE_LINK) : r.scope, r.gateway.empty()); };
+  std::stable_sort(routes.begin(), routes.end(), [&](const Route& a, const Route& b) { return rank(a) > rank(b); });
   for (const auto& r : routes) {
     const auto dst = ParseAddr(r.destination, "route destination for " + ifname);
     RoutePtr route(rtnl_route_alloc());
     rtnl_route_set_family(route.get(), static_cast<std::uint8_t>(nl_addr_get_family(dst.get())));
     rtnl_route_set_dst(route.get(), dst.get());
     rtnl_route_set_table(route.get(), r.table != 0 ? static_cast<std::uint32_t>(r.table) : RT_TABLE_MAIN);
+    rtnl_route_set_protocol(route.get(), r.protocol != 0 ? r.protocol : RTPROT_BOOT);
+    if (!KeepsLibnlScope(r)) rtnl_route_set_scope(route.get(), r.scope);
     if (r.metric != 0) rtnl_route_set_priority(route.get(), r.metric);
     if (!r.source.empty()) {
       const auto src = ParseAddr(r.source, "route source for " + ifname);
@@ -101,11 +113,71 @@ void AddRoutes(nl_sock* sock, int ifindex, std::vector<Route> routes, const std:
       rtnl_route_nh_set_gateway(nh, gw.get());
     }
     rtnl_route_add_nexthop(route.get(), nh);  // the route owns nh now
-    if (const int err = rtnl_route_add(sock, route.get(), NLM_F_REPLACE); err < 0 && err != -NLE_EXIST) {
+    // NLM_F_EXCL: never replace a route someone else owns; an identical one
+    // already there (the kernel's prefix route, a second apply) is fine.
+    if (const int err = rtnl_route_add(sock, route.get(), NLM_F_EXCL); err < 0 && err != -NLE_EXIST) {
       throw InjectError("adding route " + r.destination + " via " + (r.gateway.empty() ? "link" : r.gateway) +
-                        " on " + ifname + ": " + NlError(err));
+                        (r.table != 0 ? " table " + std::to_string(r.table) : "") + " on " + ifname + ": " +
+                        NlError(err));
     }
   }
+}
+
+void AddRules(nl_sock* sock, const std::vector<Rule>& rules, const std::string& ifname) {
+  for (const auto& r : rules) {
+    RulePtr rule(rtnl_rule_alloc());
+    int family = r.family;
+    NlAddrPtr src, dst;
+    if (!r.source.empty()) {
+      src = ParseAddr(r.source, "rule source for " + ifname);
+      family = nl_addr_get_family(src.get());
+      rtnl_rule_set_src(rule.get(), src.get());
+    }
+    if (!r.destination.empty()) {
+      dst = ParseAddr(r.destination, "rule destination for " + ifname);
+      family = nl_addr_get_family(dst.get());
+      rtnl_rule_set_dst(rule.get(), dst.get());
+    }
+    rtnl_rule_set_family(rule.get(), family != 0 ? family : AF_INET);
+    if (r.priority != 0) rtnl_rule_set_prio(rule.get(), r.priority);
+    rtnl_rule_set_table(rule.get(), r.table != 0 ? static_cast<std::uint32_t>(r.table) : RT_TABLE_MAIN);
+    rtnl_rule_set_action(rule.get(), FR_ACT_TO_TBL);
+    // NLM_F_EXCL: the kernel would otherwise add a duplicate rule.
+    if (const int err = rtnl_rule_add(sock, rule.get(), NLM_F_EXCL); err < 0 && err != -NLE_EXIST) {
+      throw InjectError("adding rule from " + (r.source.empty() ? "all" : r.source) + " to " +
+                        (r.destination.empty() ? "all" : r.destination) + " lookup " + std::to_string(r.table) +
+                        " for " + ifname + ": " + NlError(err));
+    }
+  }
+}
+
+void AddNeighbors(nl_sock* sock, int ifindex, const std::vector<Neighbor>& neighbors, const std::string& ifname) {
+  for (const auto& n : neighbors) {
+    const auto dst = ParseAddr(n.destination, "neighbour address for " + ifname);
+    nl_addr* raw = nullptr;
+    if (const int err = nl_addr_parse(n.lladdr.c_str(), AF_LLC, &raw); err < 0)
+      throw InjectError("invalid neighbour MAC \"" + n.lladdr + "\" for " + ifname + ": " + NlError(err));
+    NlAddrPtr lladdr(raw);
+    NeighPtr neigh(rtnl_neigh_alloc());
+    rtnl_neigh_set_ifindex(neigh.get(), ifindex);
+    rtnl_neigh_set_family(neigh.get(), nl_addr_get_family(dst.get()));
+    rtnl_neigh_set_dst(neigh.get(), dst.get());
+    rtnl_neigh_set_lladdr(neigh.get(), lladdr.get());
+    rtnl_neigh_set_state(neigh.get(), NUD_PERMANENT);
+    if (const int err = rtnl_neigh_add(sock, neigh.get(), NLM_F_CREATE | NLM_F_REPLACE); err < 0) {
+      throw InjectError("adding neighbour " + n.destination + " lladdr " + n.lladdr + " on " + ifname + ": " +
+                        NlError(err));
+    }
+  }
+}
+
+// What a netdev carries besides its addresses, in the order the kernel
+// needs: routes (link scope first), then rules, then neighbours.
+void AddNetworkConfig(nl_sock* sock, int ifindex, const std::vector<Route>& routes, const std::vector<Rule>& rules,
+                      const std::vector<Neighbor>& neighbors, const std::string& ifname) {
+  AddRoutes(sock, ifindex, routes, ifname);
+  AddRules(sock, rules, ifname);
+  AddNeighbors(sock, ifindex, neighbors, ifname);
 }
 
 bool HasNetdevs(const std::vector<ClaimPlan>& plans) {
@@ -160,7 +232,7 @@ void NetnsMover::AttachNetdevs(const PodSandboxRef& pod, const std::vector<Claim
         const int ifindex = rtnl_link_get_ifindex(link.get());
         AddAddresses(pod_sock.get(), ifindex, netdev.addresses, pod_name);
         ChangeLink(pod_sock.get(), link.get(), netdev.mtu.value_or(0), true, false, {});
-        AddRoutes(pod_sock.get(), ifindex, netdev.routes, pod_name);
+        AddNetworkConfig(pod_sock.get(), ifindex, netdev.routes, netdev.rules, netdev.neighbors, pod_name);
         if (netdev.rdma_exclusive && !netdev.rdma_device.empty()) {
           if (!MoveRdmaDevice(host_ns_, netdev.rdma_device, pod_ns) &&
               !FindRdmaDevice(pod_ns, netdev.rdma_device)) {
@@ -214,7 +286,9 @@ void NetnsMover::DetachNetdevs(const PodSandboxRef& pod, const std::vector<Claim
         const int ifindex = rtnl_link_get_ifindex(link.get());
         AddAddresses(host_sock, ifindex, host.addresses, host_name);
         ChangeLink(host_sock, link.get(), host.mtu, host.up, false, {});
-        AddRoutes(host_sock, ifindex, host.routes, host_name);
+        // A link that is down has no routes to give back (the kernel flushed
+        // them when it went down, so prepare found none).
+        if (host.up) AddNetworkConfig(host_sock, ifindex, host.routes, host.rules, host.neighbors, host_name);
       } catch (const InjectError& e) {
         log_.Error("netdev not restored", {{"pod", pod.Describe()},
                                             {"claim", plan.claim_namespace + "/" + plan.claim_name},

@@ -3,9 +3,12 @@
 // (RDMA netlink for the exclusive-mode HCA link, see rdma_link.h).
 //
 // Per netdev, attach is one RTM_NEWLINK that moves, renames and sets the MTU
-// at once (sent from the host socket), then addresses, link up and routes
-// from a socket created inside the pod netns. Detach mirrors it with the
-// host's recorded name, MTU, addresses and routes. The host socket lives as
+// at once (sent from the host socket), then addresses, link up, routes (link
+// scope first), policy rules and permanent neighbours from a socket created
+// inside the pod netns. Detach mirrors it with the host's recorded name, MTU,
+// up/down state, addresses, routes, rules and neighbours (host_network.h).
+// Routes and rules are created exclusively: an identical one already there
+// is accepted, one that differs is never replaced. The host socket lives as
 // long as the mover; each hook creates one socket in the pod netns (one
 // short-lived thread). Nothing is resolved or read from the host here
 // (prepare did that), so a hook costs a few netlink round trips per device

@@ -37,7 +37,26 @@ struct Route {
   std::string source;       // preferred source; may be empty
   int32_t table = 0;        // 0 = main
   uint32_t metric = 0;
+  uint8_t scope = 0;        // RT_SCOPE_*: 0 universe, 253 link
+  uint8_t protocol = 0;     // RTPROT_* to install with; 0 = "boot" (iproute2's default)
   friend bool operator==(const Route&, const Route&) = default;
+};
+
+// A policy-routing rule: "from <source> to <destination> lookup <table>".
+struct Rule {
+  uint32_t priority = 0;    // 0 = let the kernel choose
+  std::string source;       // CIDR or empty (all)
+  std::string destination;  // CIDR or empty (all)
+  int32_t table = 0;
+  int family = 0;           // AF_INET / AF_INET6; 0 = from source/destination (AF_INET if both empty)
+  friend bool operator==(const Rule&, const Rule&) = default;
+};
+
+// A permanent neighbour entry on the netdev.
+struct Neighbor {
+  std::string destination;  // IP address
+  std::string lladdr;       // MAC, colon-separated hex
+  friend bool operator==(const Neighbor&, const Neighbor&) = default;
 };
 
 // The host-side state of a netdev, recorded at prepare so that teardown can
@@ -46,7 +65,9 @@ struct NetdevHostState {
   std::string if_name;
   uint32_t mtu = 0;
   std::vector<std::string> addresses;  // CIDRs
-  std::vector<Route> routes;
+  std::vector<Route> routes;        // harvested at prepare (see host_network.h)
+  std::vector<Rule> rules;          // the rules that look up the tables of `routes`
+  std::vector<Neighbor> neighbors;  // permanent entries
   bool up = true;  // administratively up on the host
   friend bool operator==(const NetdevHostState&, const NetdevHostState&) = default;
 };
@@ -58,7 +79,9 @@ struct NetdevPlan {
   std::string pod_if_name;   // name inside the pod (default: host name)
   std::optional<uint32_t> mtu;
   std::vector<std::string> addresses;  // CIDRs to set in the pod
-  std::vector<Route> routes;           // routes to add in the pod
+  std::vector<Route> routes;           // routes to add in the pod: host's, cloud's, claim's
+  std::vector<Rule> rules;             // rules to add in the pod
+  std::vector<Neighbor> neighbors;     // permanent neighbours to add in the pod
   std::string rdma_device;             // moved too when rdma_exclusive
   bool rdma_exclusive = false;         // RDMA netns mode exclusive: move the HCA link
   NetdevHostState host_state;          // what to restore on teardown

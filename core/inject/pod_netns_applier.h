@@ -31,13 +31,13 @@ class PodNetnsApplier {
   virtual ~PodNetnsApplier() = default;
 
   // Moves every netdev of `plans` (and its RDMA link in exclusive mode) into
-  // the pod's netns and configures it there: name, MTU, addresses, routes,
-  // link up. Idempotent: a netdev already in the pod is only (re)configured.
+  // the pod's netns and configures it there: name, MTU, addresses, link up,
+  // routes, rules, permanent neighbours. Idempotent: a netdev already in the pod is only (re)configured.
   // Throws InjectError, e.g. for a hostNetwork pod that asks for a netdev.
   virtual void AttachNetdevs(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) = 0;
 
-  // Moves them back to the host and restores name, MTU, addresses and routes
-  // from NetdevHostState. Idempotent: a netdev already home is left alone.
+  // Moves them back to the host and restores name, MTU, up/down state,
+  // addresses, routes, rules and neighbours from NetdevHostState. Idempotent: a netdev already home is left alone.
   // `pod.netns_path` may be empty or gone (the kernel then already returned
   // physical devices). Throws InjectError after trying every device.
   virtual void DetachNetdevs(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) = 0;

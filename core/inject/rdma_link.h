@@ -6,7 +6,7 @@
 // libnl's generic netlink-message API: RDMA_NLDEV_CMD_GET (dump, to find the
 // device index by name) and RDMA_NLDEV_CMD_SET with DEV_INDEX + NET_NS_FD,
 // on a NETLINK_RDMA (20) socket created inside the namespace the device is
-// in. Numbers: spec/PROTOCOLS.md §9.
+// in. Numbers: Linux include/uapi/rdma/rdma_netlink.h.
 #include <cstdint>
 #include <optional>
 #include <string>

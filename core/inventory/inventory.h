@@ -33,7 +33,8 @@
 
 namespace dranet::inventory {
 
-// Fully qualified attribute names (DRANET_REFERENCE.md §2).
+// Fully qualified attribute names: DRANET's (kubernetes-sigs/dranet pkg/apis/attributes.go)
+// and the standard resource.kubernetes.io ones.
 namespace attr {
 inline constexpr std::string_view kPciAddress = "dra.net/pciAddress";
 inline constexpr std::string_view kPciVendor = "dra.net/pciVendor";

@@ -1,11 +1,15 @@
 #include "inventory/netlink_facts.h"
 
 #include <arpa/inet.h>
+#include <linux/fib_rules.h>
 #include <linux/if_arp.h>
+#include <linux/neighbour.h>
+#include <linux/rtnetlink.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+#include <netlink/route/neighbour.h>
 #include <netlink/route/route.h>
 #include <netlink/socket.h>
 
@@ -77,30 +81,49 @@ void AddLinkObject(nl_object* object, void* links_arg) {
   links->push_back(std::move(facts));
 }
 
-int OnLinkMessage(nl_msg* message, void* links_arg) {
-  nl_msg_parse(message, AddLinkObject, links_arg);
-  return NL_OK;
-}
-
-// RTM_GETLINK dump without IFLA_EXT_MASK: libnl's link cache always asks for
-// RTEXT_FILTER_VF, whose per-VF attributes make dumps huge on SR-IOV hosts.
-std::vector<LinkFacts> DumpLinks(nl_sock* socket, Logger& log) {
+// Runs one RTM_GET* dump and hands every reply message to `parse`, which
+// appends what it keeps to the result. Dumps are raw (nl_send_simple + NL_CB_VALID), never
+// libnl caches: a cache merges objects whose identifying attributes are
+// equal, so two default routes that differ only in their next hop (metric
+// ties on two uplinks) would come back as one. An interrupted dump
+// (NLE_DUMP_INTR, a concurrent change) is retried from scratch.
+template <typename Fact, typename Header>
+std::vector<Fact> Dump(nl_sock* socket, int type, const Header& request, void (*parse)(nl_msg*, std::vector<Fact>&),
+                       Logger& log, const char* failure) {
+  struct Context {
+    void (*parse)(nl_msg*, std::vector<Fact>&);
+    std::vector<Fact> facts;
+  };
+  auto on_message = [](nl_msg* message, void* arg) -> int {
+    auto* context = static_cast<Context*>(arg);
+    context->parse(message, context->facts);
+    return NL_OK;
+  };
   for (int attempt = 1; attempt <= kDumpAttempts; ++attempt) {
-    std::vector<LinkFacts> links;
-    ifinfomsg request{};
-    request.ifi_family = AF_UNSPEC;
-    int error = nl_send_simple(socket, RTM_GETLINK, NLM_F_DUMP, &request, sizeof(request));
+    Context context{parse, {}};
+    int error = nl_send_simple(socket, type, NLM_F_DUMP, const_cast<Header*>(&request), sizeof(request));
     if (error >= 0) {
-      nl_socket_modify_cb(socket, NL_CB_VALID, NL_CB_CUSTOM, OnLinkMessage, &links);
+      nl_socket_modify_cb(socket, NL_CB_VALID, NL_CB_CUSTOM, on_message, &context);
       error = nl_recvmsgs_default(socket);
+      nl_socket_modify_cb(socket, NL_CB_VALID, NL_CB_DEFAULT, nullptr, nullptr);
     }
-    if (error >= 0) return links;
+    if (error >= 0) return std::move(context.facts);
     if (error != -NLE_DUMP_INTR || attempt == kDumpAttempts) {
-      log.Error("netlink link dump failed; netdevs will be missing", {{"error", nl_geterror(error)}});
+      log.Error(failure, {{"error", nl_geterror(error)}, {"attempts", attempt}});
       return {};
     }
   }
   return {};
+}
+
+void ParseLink(nl_msg* message, std::vector<LinkFacts>& links) { nl_msg_parse(message, AddLinkObject, &links); }
+
+// RTM_GETLINK dump without IFLA_EXT_MASK: libnl's link cache always asks for
+// RTEXT_FILTER_VF, whose per-VF attributes make dumps huge on SR-IOV hosts.
+std::vector<LinkFacts> DumpLinks(nl_sock* socket, Logger& log) {
+  ifinfomsg request{};
+  request.ifi_family = AF_UNSPEC;
+  return Dump(socket, RTM_GETLINK, request, ParseLink, log, "netlink link dump failed; netdevs will be missing");
 }
 
 void AttachAddresses(nl_sock* socket, std::vector<LinkFacts>& links, Logger& log) {
@@ -125,32 +148,168 @@ void AttachAddresses(nl_sock* socket, std::vector<LinkFacts>& links, Logger& log
   }
 }
 
-std::vector<DefaultRoute> DumpDefaultRoutes(nl_sock* socket, Logger& log) {
-  nl_cache* raw = nullptr;
-  int error = rtnl_route_alloc_cache(socket, AF_UNSPEC, 0, &raw);
-  if (error < 0) {
-    log.Error("netlink route dump failed; default-route uplinks cannot be excluded",
-              {{"error", nl_geterror(error)}});
-    return {};
+// "ip" or "ip/prefixlen" of raw address bytes; a short (or absent) buffer is
+// zero-padded, which is how the kernel leaves RTA_DST out of default routes.
+std::string FormatAddress(int family, const void* bytes, std::size_t length, int prefixlen = -1) {
+  if (family != AF_INET && family != AF_INET6) return {};
+  unsigned char full[16] = {};
+  if (bytes != nullptr) std::memcpy(full, bytes, std::min<std::size_t>(length, family == AF_INET ? 4 : 16));
+  char text[INET6_ADDRSTRLEN];
+  if (inet_ntop(family, full, text, sizeof(text)) == nullptr) return {};
+  return prefixlen < 0 ? std::string(text) : std::string(text) + "/" + std::to_string(prefixlen);
+}
+
+std::string FormatIp(const nl_addr* address) {
+  if (address == nullptr || nl_addr_get_len(address) == 0) return {};
+  return FormatAddress(nl_addr_get_family(address), nl_addr_get_binary_addr(address), nl_addr_get_len(address));
+}
+
+void AddRouteObject(nl_object* object, void* routes_arg) {
+  auto* routes = static_cast<std::vector<RouteFacts>*>(routes_arg);
+  auto* route = reinterpret_cast<rtnl_route*>(object);
+  RouteFacts facts;
+  facts.family = rtnl_route_get_family(route);
+  if (facts.family != AF_INET && facts.family != AF_INET6) return;  // ipmr, ip6mr, mpls
+  facts.table = rtnl_route_get_table(route);                        // RTA_TABLE when present
+  if (facts.table == RT_TABLE_LOCAL) return;
+  nl_addr* destination = rtnl_route_get_dst(route);
+  int prefixlen = destination ? static_cast<int>(nl_addr_get_prefixlen(destination)) : 0;
+  facts.destination = FormatAddress(facts.family, destination ? nl_addr_get_binary_addr(destination) : nullptr,
+                                    destination ? nl_addr_get_len(destination) : 0, prefixlen);
+  facts.source = FormatIp(rtnl_route_get_pref_src(route));
+  facts.scope = rtnl_route_get_scope(route);
+  facts.metric = rtnl_route_get_priority(route);
+  facts.protocol = rtnl_route_get_protocol(route);
+  facts.type = rtnl_route_get_type(route);
+  for (int i = 0; i < rtnl_route_get_nnexthops(route); ++i) {
+    rtnl_nexthop* hop = rtnl_route_nexthop_n(route, i);
+    RouteNexthop nexthop;
+    nexthop.ifindex = rtnl_route_nh_get_ifindex(hop);
+    nexthop.gateway = FormatIp(rtnl_route_nh_get_gateway(hop));
+    if (nexthop.gateway.empty()) nexthop.gateway = FormatIp(rtnl_route_nh_get_via(hop));  // RTA_VIA
+    // libnl keeps rtnh_hops; iproute2 (and RouteNexthop) show rtnh_hops + 1.
+    nexthop.weight = static_cast<uint8_t>(std::min(255, rtnl_route_nh_get_weight(hop) + 1));
+    facts.nexthops.push_back(std::move(nexthop));
   }
-  CachePtr cache(raw);
-  std::vector<DefaultRoute> routes;
-  for (nl_object* object = nl_cache_get_first(cache.get()); object != nullptr; object = nl_cache_get_next(object)) {
-    auto* route = reinterpret_cast<rtnl_route*>(object);
-    if (rtnl_route_get_table(route) != RT_TABLE_MAIN) continue;
-    if (rtnl_route_get_type(route) != RTN_UNICAST) continue;
-    nl_addr* destination = rtnl_route_get_dst(route);
-    if (destination != nullptr && nl_addr_get_prefixlen(destination) != 0) continue;
-    DefaultRoute entry;
-    entry.family = rtnl_route_get_family(route);
-    entry.metric = rtnl_route_get_priority(route);
-    for (int i = 0; i < rtnl_route_get_nnexthops(route); ++i) {
-      int ifindex = rtnl_route_nh_get_ifindex(rtnl_route_nexthop_n(route, i));
-      if (ifindex > 0) entry.ifindexes.push_back(ifindex);
+  routes->push_back(std::move(facts));
+}
+
+void ParseRoute(nl_msg* message, std::vector<RouteFacts>& routes) { nl_msg_parse(message, AddRouteObject, &routes); }
+
+// Every family's routes in every table; the local table is dropped while
+// parsing (RTM_GETROUTE cannot filter by table without strict checking).
+std::vector<RouteFacts> DumpRoutes(nl_sock* socket, Logger& log) {
+  rtmsg request{};
+  request.rtm_family = AF_UNSPEC;
+  return Dump(socket, RTM_GETROUTE, request, ParseRoute, log,
+              "netlink route dump failed; routes are unknown and default-route uplinks cannot be excluded");
+}
+
+// Rules are parsed from their attributes rather than through libnl's
+// rtnl_rule, which does not expose every selector (uid range, ports, newer
+// kernels' additions) and so could not tell a plain rule from a narrower one.
+void ParseRule(nl_msg* message, std::vector<RuleFacts>& rules) {
+  nlmsghdr* header = nlmsg_hdr(message);
+  if (header->nlmsg_type != RTM_NEWRULE || !nlmsg_valid_hdr(header, sizeof(fib_rule_hdr))) return;
+  const auto* rule_header = static_cast<const fib_rule_hdr*>(nlmsg_data(header));
+  if (rule_header->family != AF_INET && rule_header->family != AF_INET6) return;  // ipmr, ip6mr
+  RuleFacts rule;
+  rule.family = rule_header->family;
+  rule.table = rule_header->table;
+  rule.action = rule_header->action;
+  rule.other_selectors = rule_header->tos != 0 || (rule_header->flags & FIB_RULE_INVERT) != 0;
+  constexpr uint32_t kUnset = UINT32_MAX;  // suppress_* attributes are sent as -1 when unset
+  nlattr* attribute = nullptr;
+  int remaining = 0;
+  nlmsg_for_each_attr(attribute, header, sizeof(fib_rule_hdr), remaining) {
+    int type = nla_type(attribute);
+    bool u32 = nla_len(attribute) >= static_cast<int>(sizeof(uint32_t));
+    switch (type) {
+      case FRA_PRIORITY:
+        if (u32) rule.priority = nla_get_u32(attribute);
+        break;
+      case FRA_TABLE:
+        if (u32) rule.table = nla_get_u32(attribute);
+        break;
+      case FRA_SRC:
+        if (rule_header->src_len != 0) {
+          rule.source = FormatAddress(rule.family, nla_data(attribute), nla_len(attribute), rule_header->src_len);
+        }
+        break;
+      case FRA_DST:
+        if (rule_header->dst_len != 0) {
+          rule.destination = FormatAddress(rule.family, nla_data(attribute), nla_len(attribute), rule_header->dst_len);
+        }
+        break;
+      case FRA_SUPPRESS_PREFIXLEN:
+      case FRA_SUPPRESS_IFGROUP:
+        if (u32 && nla_get_u32(attribute) != kUnset) rule.other_selectors = true;
+        break;
+      case FRA_FWMARK:
+      case FRA_L3MDEV:
+        if (nla_len(attribute) > 0 && (type == FRA_L3MDEV ? nla_get_u8(attribute) : nla_get_u32(attribute)) != 0) {
+          rule.other_selectors = true;
+        }
+        break;
+      case FRA_IIFNAME:
+      case FRA_OIFNAME:
+      case FRA_FWMASK:
+      case FRA_TUN_ID:
+      case FRA_UID_RANGE:
+      case FRA_IP_PROTO:
+      case FRA_SPORT_RANGE:
+      case FRA_DPORT_RANGE:
+        rule.other_selectors = true;
+        break;
+      case FRA_GOTO:
+      case FRA_FLOW:
+      case FRA_PROTOCOL:
+      case FRA_PAD:
+        break;
+      default:
+        // Attributes newer than our headers (dscp, flow label, port masks, ...)
+        // are only sent when set: count them as selectors.
+        if (type > FRA_MAX) rule.other_selectors = true;
+        break;
     }
-    if (!entry.ifindexes.empty()) routes.push_back(std::move(entry));
   }
-  return routes;
+  rules.push_back(std::move(rule));
+}
+
+std::vector<RuleFacts> DumpRules(nl_sock* socket, Logger& log) {
+  fib_rule_hdr request{};
+  request.family = AF_UNSPEC;
+  auto rules = Dump(socket, RTM_GETRULE, request, ParseRule, log, "netlink rule dump failed; policy rules are unknown");
+  // The kernel dumps each family in priority order; merge them.
+  std::stable_sort(rules.begin(), rules.end(),
+                   [](const RuleFacts& a, const RuleFacts& b) { return a.priority < b.priority; });
+  return rules;
+}
+
+void AddNeighborObject(nl_object* object, void* neighbors_arg) {
+  auto* neighbors = static_cast<std::vector<NeighborFacts>*>(neighbors_arg);
+  auto* neighbor = reinterpret_cast<rtnl_neigh*>(object);
+  int family = rtnl_neigh_get_family(neighbor);
+  if (family != AF_INET && family != AF_INET6) return;
+  int state = rtnl_neigh_get_state(neighbor);
+  if (state < 0 || (state & NUD_PERMANENT) == 0) return;
+  NeighborFacts facts;
+  facts.ifindex = rtnl_neigh_get_ifindex(neighbor);
+  facts.family = family;
+  facts.destination = FormatIp(rtnl_neigh_get_dst(neighbor));
+  facts.lladdr = FormatMac(rtnl_neigh_get_lladdr(neighbor));
+  if (!facts.destination.empty()) neighbors->push_back(std::move(facts));
+}
+
+void ParseNeighbor(nl_msg* message, std::vector<NeighborFacts>& neighbors) {
+  nl_msg_parse(message, AddNeighborObject, &neighbors);
+}
+
+std::vector<NeighborFacts> DumpPermanentNeighbors(nl_sock* socket, Logger& log) {
+  ndmsg request{};
+  request.ndm_family = AF_UNSPEC;
+  return Dump(socket, RTM_GETNEIGH, request, ParseNeighbor, log,
+              "netlink neighbour dump failed; permanent neighbours are unknown");
 }
 
 bool IsGlobalUnicastV4(const unsigned char* b) {
@@ -189,20 +348,33 @@ NetlinkFacts ReadLiveNetlinkFacts(Logger& log) {
   std::sort(facts.links.begin(), facts.links.end(),
             [](const LinkFacts& a, const LinkFacts& b) { return a.ifindex < b.ifindex; });
   AttachAddresses(socket.get(), facts.links, log);
-  facts.default_routes = DumpDefaultRoutes(socket.get(), log);
+  facts.routes = DumpRoutes(socket.get(), log);
+  facts.rules = DumpRules(socket.get(), log);
+  facts.neighbors = DumpPermanentNeighbors(socket.get(), log);
   return facts;
 }
 
 std::set<std::string> ExcludedUplinkInterfaces(const NetlinkFacts& facts) {
+  // Main-table unicast default routes that leave through an interface.
+  auto is_uplink_route = [](const RouteFacts& route) {
+    return route.table == RT_TABLE_MAIN && route.type == RTN_UNICAST && route.IsDefault() &&
+           std::any_of(route.nexthops.begin(), route.nexthops.end(),
+                       [](const RouteNexthop& hop) { return hop.ifindex > 0; });
+  };
   std::map<int, uint32_t> lowest_metric_by_family;
-  for (const auto& route : facts.default_routes) {
+  for (const auto& route : facts.routes) {
+    if (!is_uplink_route(route)) continue;
     auto [it, inserted] = lowest_metric_by_family.emplace(route.family, route.metric);
     if (!inserted) it->second = std::min(it->second, route.metric);
   }
+  // Every next hop of every route at the lowest metric: metric ties and
+  // multipath routes both spread the node's traffic over several uplinks.
   std::set<int> excluded_indexes;
-  for (const auto& route : facts.default_routes) {
-    if (route.metric != lowest_metric_by_family[route.family]) continue;
-    excluded_indexes.insert(route.ifindexes.begin(), route.ifindexes.end());
+  for (const auto& route : facts.routes) {
+    if (!is_uplink_route(route) || route.metric != lowest_metric_by_family[route.family]) continue;
+    for (const auto& hop : route.nexthops) {
+      if (hop.ifindex > 0) excluded_indexes.insert(hop.ifindex);
+    }
   }
   // Breadth-first over "enslaved to": each pass adds the children of links
   // already excluded, until nothing changes (bounded by the link count).

@@ -1,6 +1,7 @@
 #pragma once
 // core/inventory/netlink_facts.h — the netdev facts discovery needs from
-// rtnetlink (links, addresses, default routes), and the uplink rule on them.
+// rtnetlink (links, addresses, routes, rules, permanent neighbours), and the
+// uplink rule on them.
 //
 // On a live node they come from libnl dumps; in a node snapshot from sysfs
 // plus the snapshot's netlink.json (snapshot.h). Both produce NetlinkFacts,
@@ -29,26 +30,72 @@ struct LinkFacts {
   std::vector<std::string> addresses;  // every address as "ip/prefixlen", any scope
 };
 
-struct DefaultRoute {
+// One next hop of a route. A plain route has one; a multipath (ECMP) route
+// has one per path.
+struct RouteNexthop {
+  int ifindex = 0;       // output interface; 0 when the route has none (blackhole, ...)
+  std::string gateway;   // "192.168.1.1"; empty for an on-link next hop
+  uint8_t weight = 1;    // as iproute2 prints it (rtnh_hops + 1); 1 for plain routes
+  friend bool operator==(const RouteNexthop&, const RouteNexthop&) = default;
+};
+
+// One route of the host, in any table but `local`.
+struct RouteFacts {
   int family = 0;            // AF_INET or AF_INET6
+  std::string destination;   // CIDR; "0.0.0.0/0" / "::/0" for a default route
+  std::string source;        // RTA_PREFSRC ("src" in iproute2); empty when unset
+  uint8_t scope = 0;         // RT_SCOPE_* (0 universe, 253 link, 254 host)
+  uint32_t table = 254;      // RT_TABLE_* (254 main)
   uint32_t metric = 0;       // RTA_PRIORITY
-  std::vector<int> ifindexes;  // output interface(s); several for multipath routes
+  uint8_t protocol = 0;      // RTPROT_* (2 kernel, 3 boot, 4 static, 16 dhcp, ...)
+  uint8_t type = 1;          // RTN_* (1 unicast)
+  std::vector<RouteNexthop> nexthops;
+  bool IsDefault() const { return destination == "0.0.0.0/0" || destination == "::/0"; }
+  friend bool operator==(const RouteFacts&, const RouteFacts&) = default;
+};
+
+// One policy-routing rule ("ip rule"). Only rules whose selectors are the
+// source and destination prefixes are kept whole; `other_selectors` marks
+// rules that also match on iif, oif, fwmark, tos, uid range, ports, ... —
+// facts we record but never copy into a pod.
+struct RuleFacts {
+  int family = 0;            // AF_INET or AF_INET6
+  uint32_t priority = 0;     // FRA_PRIORITY
+  std::string source;        // CIDR or empty ("from all")
+  std::string destination;   // CIDR or empty ("to all")
+  uint32_t table = 0;        // lookup table
+  uint8_t action = 1;        // FR_ACT_* (1 = lookup table)
+  bool other_selectors = false;
+  friend bool operator==(const RuleFacts&, const RuleFacts&) = default;
+};
+
+// A permanent (NUD_PERMANENT) neighbour entry.
+struct NeighborFacts {
+  int ifindex = 0;
+  int family = 0;            // AF_INET or AF_INET6
+  std::string destination;   // IP address
+  std::string lladdr;        // lowercase colon-separated hex
+  friend bool operator==(const NeighborFacts&, const NeighborFacts&) = default;
 };
 
 struct NetlinkFacts {
-  std::vector<LinkFacts> links;              // sorted by ifindex
-  std::vector<DefaultRoute> default_routes;  // main table only
+  std::vector<LinkFacts> links;          // sorted by ifindex
+  std::vector<RouteFacts> routes;        // every table but local, in dump order
+  std::vector<RuleFacts> rules;          // every rule, in priority order
+  std::vector<NeighborFacts> neighbors;  // permanent entries only
 };
 
-// Dumps links, addresses and main-table routes of the calling thread's
-// network namespace. Link dumps never request VF info (no IFLA_EXT_MASK), so
-// they stay small on hosts with hundreds of VFs. A failed dump is logged and
-// leaves that part empty.
+// Dumps links, addresses, routes (every table but local), rules and
+// permanent neighbours of the calling thread's network namespace. Routes,
+// rules and neighbours come from raw dumps, not libnl caches, which would
+// merge two default routes that differ only in their next hop. Link dumps
+// never request VF info (no IFLA_EXT_MASK), so they stay small on hosts with
+// hundreds of VFs. A failed dump is logged and leaves that part empty.
 NetlinkFacts ReadLiveNetlinkFacts(Logger& log);
 
 // The interfaces to keep off the inventory: those carrying the lowest-metric
-// default route of each family (all of them on a metric tie or a multipath
-// route) and, transitively, every link enslaved to one of them (bond and
+// main-table default route of each family (all of them on a metric tie or a
+// multipath route) and, transitively, every link enslaved to one of them (bond and
 // bridge ports, Azure's accelerated-networking VF under eth0, ...).
 // Re-evaluated from `facts` on each call, so route changes are followed.
 std::set<std::string> ExcludedUplinkInterfaces(const NetlinkFacts& facts);

@@ -1,16 +1,21 @@
 #include "inventory/snapshot.h"
 
+#include <arpa/inet.h>
+#include <linux/fib_rules.h>
+#include <linux/rtnetlink.h>
 #include <rapidjson/document.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <ctime>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <span>
 #include <stdexcept>
 
 #include "base/files.h"
@@ -75,6 +80,208 @@ LinkFacts ReadSysfsLink(const SysfsDirectory& dir, const std::string& name, Logg
   return link;
 }
 
+
+// netlink.json spells rtnetlink enums the way iproute2 does where a name is
+// common; any other value is written as a number. The reader accepts both.
+struct NamedValue {
+  uint32_t value;
+  const char* name;
+};
+constexpr NamedValue kScopeNames[] = {
+    {RT_SCOPE_UNIVERSE, "universe"}, {RT_SCOPE_LINK, "link"}, {RT_SCOPE_HOST, "host"}};
+constexpr NamedValue kTableNames[] = {
+    {RT_TABLE_MAIN, "main"}, {RT_TABLE_DEFAULT, "default"}, {RT_TABLE_LOCAL, "local"}};
+constexpr NamedValue kProtocolNames[] = {
+    {RTPROT_KERNEL, "kernel"}, {RTPROT_BOOT, "boot"}, {RTPROT_STATIC, "static"}, {RTPROT_DHCP, "dhcp"}};
+constexpr NamedValue kRouteTypeNames[] = {
+    {RTN_UNSPEC, "unspec"},       {RTN_UNICAST, "unicast"},         {RTN_LOCAL, "local"},
+    {RTN_BROADCAST, "broadcast"}, {RTN_ANYCAST, "anycast"},         {RTN_MULTICAST, "multicast"},
+    {RTN_BLACKHOLE, "blackhole"}, {RTN_UNREACHABLE, "unreachable"}, {RTN_PROHIBIT, "prohibit"},
+    {RTN_THROW, "throw"},         {RTN_NAT, "nat"},                 {RTN_XRESOLVE, "xresolve"}};
+constexpr NamedValue kRuleActionNames[] = {
+    {FR_ACT_TO_TBL, "lookup"},       {FR_ACT_GOTO, "goto"},               {FR_ACT_NOP, "nop"},
+    {FR_ACT_BLACKHOLE, "blackhole"}, {FR_ACT_UNREACHABLE, "unreachable"}, {FR_ACT_PROHIBIT, "prohibit"}};
+
+const char* FamilyName(int family) { return family == AF_INET6 ? "inet6" : "inet"; }
+
+bool IsIp(int family, const std::string& text) {
+  unsigned char bytes[16];
+  return inet_pton(family, text.c_str(), bytes) == 1;
+}
+
+// "ip/prefixlen" in `family`, prefixlen within the address size.
+bool IsCidr(int family, const std::string& text) {
+  auto slash = text.find('/');
+  if (slash == std::string::npos || !IsIp(family, text.substr(0, slash))) return false;
+  auto length = ParseDecimal(std::string_view(text).substr(slash + 1));
+  return length && *length >= 0 && *length <= (family == AF_INET ? 32 : 128);
+}
+
+// Reads netlink.json's routes, rules and neighbours into `facts`, whose
+// links are already filled in. Entries that cannot be understood, or that
+// name an interface the snapshot does not have, are dropped with a warning.
+class NetlinkJsonReader {
+ public:
+  NetlinkJsonReader(const fs::path& file, NetlinkFacts& facts, Logger& log) : file_(file), facts_(facts), log_(log) {
+    for (const auto& link : facts.links) index_by_name_[link.name] = link.ifindex;
+  }
+
+  void Read(const rapidjson::Value& document) {
+    for (const auto& entry : Array(document, "routes")) ReadRoute(entry);
+    for (const auto& entry : Array(document, "rules")) ReadRule(entry);
+    for (const auto& entry : Array(document, "neighbors")) ReadNeighbor(entry);
+  }
+
+ private:
+  static std::span<const rapidjson::Value> Array(const rapidjson::Value& object, const char* key) {
+    auto it = object.FindMember(key);
+    if (it == object.MemberEnd() || !it->value.IsArray()) return {};
+    auto array = it->value.GetArray();
+    return {array.Begin(), array.End()};
+  }
+
+  void Drop(const char* what, const std::string& why) {
+    log_.Warning("ignoring a netlink.json entry", {{"file", file_.string()}, {"entry", what}, {"reason", why}});
+  }
+
+  // An enum member: a name from `names`, a number up to `max`, or `fallback`
+  // when absent; nullopt (after a warning) otherwise.
+  std::optional<uint32_t> Named(const rapidjson::Value& entry, const char* key, std::span<const NamedValue> names,
+                                uint32_t fallback, uint32_t max, const char* what) {
+    auto it = entry.FindMember(key);
+    if (it == entry.MemberEnd()) return fallback;
+    if (it->value.IsUint() && it->value.GetUint() <= max) return it->value.GetUint();
+    if (it->value.IsString()) {
+      for (const auto& named : names) {
+        if (it->value.GetString() == std::string_view(named.name)) return named.value;
+      }
+    }
+    Drop(what, std::string("bad \"") + key + "\"");
+    return std::nullopt;
+  }
+
+  std::optional<int> Family(const rapidjson::Value& entry, const char* what) {
+    std::string family = StringMember(entry, "family");
+    if (family == "inet") return AF_INET;
+    if (family == "inet6") return AF_INET6;
+    Drop(what, "\"family\" is neither inet nor inet6");
+    return std::nullopt;
+  }
+
+  // ifindex of a link of the snapshot, or 0 (after a warning) when unknown.
+  int Interface(const std::string& name, const char* what) {
+    auto it = index_by_name_.find(name);
+    if (it != index_by_name_.end()) return it->second;
+    Drop(what, "interface \"" + name + "\" is not a link of the snapshot");
+    return 0;
+  }
+
+  // A gateway of either family: IPv4 routes may have an IPv6 next hop (RTA_VIA).
+  bool ValidGateway(const std::string& gateway) {
+    return gateway.empty() || IsIp(AF_INET, gateway) || IsIp(AF_INET6, gateway);
+  }
+
+  void ReadRoute(const rapidjson::Value& entry) {
+    if (!entry.IsObject()) return Drop("route", "not an object");
+    auto family = Family(entry, "route");
+    if (!family) return;
+    RouteFacts route;
+    route.family = *family;
+    std::string destination = StringMember(entry, "destination");
+    route.destination = destination == "default" ? (route.family == AF_INET ? "0.0.0.0/0" : "::/0") : destination;
+    if (!IsCidr(route.family, route.destination)) return Drop("route", "bad \"destination\" " + destination);
+    route.source = StringMember(entry, "source");
+    if (!route.source.empty() && !IsIp(route.family, route.source)) return Drop("route", "bad \"source\"");
+    auto scope = Named(entry, "scope", kScopeNames, RT_SCOPE_UNIVERSE, UINT8_MAX, "route");
+    auto table = Named(entry, "table", kTableNames, RT_TABLE_MAIN, UINT32_MAX, "route");
+    auto protocol = Named(entry, "protocol", kProtocolNames, RTPROT_UNSPEC, UINT8_MAX, "route");
+    auto type = Named(entry, "type", kRouteTypeNames, RTN_UNICAST, UINT8_MAX, "route");
+    if (!scope || !table || !protocol || !type) return;
+    route.scope = static_cast<uint8_t>(*scope);
+    route.table = *table;
+    route.protocol = static_cast<uint8_t>(*protocol);
+    route.type = static_cast<uint8_t>(*type);
+    auto metric = entry.FindMember("metric");
+    if (metric != entry.MemberEnd()) {
+      if (!metric->value.IsUint()) return Drop("route", "bad \"metric\"");
+      route.metric = metric->value.GetUint();
+    }
+
+    bool had_nexthops = false;
+    auto add_nexthop = [&](const std::string& name, const std::string& gateway, uint32_t weight) {
+      had_nexthops = true;
+      RouteNexthop hop;
+      if (!name.empty() && (hop.ifindex = Interface(name, "route next hop")) == 0) return;
+      if (!ValidGateway(gateway)) return Drop("route next hop", "bad \"gateway\" " + gateway);
+      hop.gateway = gateway;
+      hop.weight = static_cast<uint8_t>(std::clamp<uint32_t>(weight, 1, UINT8_MAX));
+      route.nexthops.push_back(std::move(hop));
+    };
+    if (auto interfaces = entry.FindMember("interfaces"); interfaces != entry.MemberEnd()) {
+      // formatVersion 1: a main-table default route; several interfaces
+      // make it a multipath route.
+      for (const auto& name : Array(entry, "interfaces")) {
+        if (name.IsString()) add_nexthop(name.GetString(), "", 1);
+      }
+    } else if (auto nexthops = entry.FindMember("nexthops"); nexthops != entry.MemberEnd()) {
+      for (const auto& hop : Array(entry, "nexthops")) {
+        if (!hop.IsObject()) continue;
+        auto weight = hop.FindMember("weight");
+        add_nexthop(StringMember(hop, "interface"), StringMember(hop, "gateway"),
+                    weight != hop.MemberEnd() && weight->value.IsUint() ? weight->value.GetUint() : 1);
+      }
+    } else if (entry.HasMember("interface") || entry.HasMember("gateway")) {
+      add_nexthop(StringMember(entry, "interface"), StringMember(entry, "gateway"), 1);
+    }
+    // A route whose every next hop was dropped would read as a blackhole.
+    if (had_nexthops && route.nexthops.empty()) return;
+    facts_.routes.push_back(std::move(route));
+  }
+
+  void ReadRule(const rapidjson::Value& entry) {
+    if (!entry.IsObject()) return Drop("rule", "not an object");
+    auto family = Family(entry, "rule");
+    if (!family) return;
+    RuleFacts rule;
+    rule.family = *family;
+    rule.source = StringMember(entry, "source");
+    rule.destination = StringMember(entry, "destination");
+    if ((!rule.source.empty() && !IsCidr(rule.family, rule.source)) ||
+        (!rule.destination.empty() && !IsCidr(rule.family, rule.destination))) {
+      return Drop("rule", "bad \"source\" or \"destination\"");
+    }
+    auto priority = Named(entry, "priority", {}, 0, UINT32_MAX, "rule");
+    auto table = Named(entry, "table", kTableNames, 0, UINT32_MAX, "rule");
+    auto action = Named(entry, "action", kRuleActionNames, FR_ACT_TO_TBL, UINT8_MAX, "rule");
+    if (!priority || !table || !action) return;
+    rule.priority = *priority;
+    rule.table = *table;
+    rule.action = static_cast<uint8_t>(*action);
+    auto other = entry.FindMember("otherSelectors");
+    rule.other_selectors = other != entry.MemberEnd() && other->value.IsBool() && other->value.GetBool();
+    facts_.rules.push_back(std::move(rule));
+  }
+
+  void ReadNeighbor(const rapidjson::Value& entry) {
+    if (!entry.IsObject()) return Drop("neighbor", "not an object");
+    NeighborFacts neighbor;
+    neighbor.destination = StringMember(entry, "destination");
+    neighbor.family = IsIp(AF_INET, neighbor.destination) ? AF_INET : AF_INET6;
+    if (!IsIp(neighbor.family, neighbor.destination)) return Drop("neighbor", "bad \"destination\"");
+    neighbor.lladdr = StringMember(entry, "lladdr");
+    std::transform(neighbor.lladdr.begin(), neighbor.lladdr.end(), neighbor.lladdr.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    neighbor.ifindex = Interface(StringMember(entry, "interface"), "neighbor");
+    if (neighbor.ifindex == 0) return;
+    facts_.neighbors.push_back(std::move(neighbor));
+  }
+
+  fs::path file_;
+  NetlinkFacts& facts_;
+  Logger& log_;
+  std::map<std::string, int> index_by_name_;
+};
+
 }  // namespace
 
 bool IsSnapshot(const fs::path& host_root) {
@@ -133,31 +340,23 @@ NetlinkFacts ReadSnapshotNetlinkFacts(const fs::path& host_root, Logger& log) {
         }
       }
     }
-    auto routes = document->FindMember("routes");
-    if (routes != document->MemberEnd() && routes->value.IsArray()) {
-      for (const auto& entry : routes->value.GetArray()) {
-        if (!entry.IsObject() || StringMember(entry, "destination") != "default") continue;
-        DefaultRoute route;
-        route.family = StringMember(entry, "family") == "inet6" ? AF_INET6 : AF_INET;
-        auto metric = entry.FindMember("metric");
-        if (metric != entry.MemberEnd() && metric->value.IsUint()) route.metric = metric->value.GetUint();
-        auto interfaces = entry.FindMember("interfaces");
-        if (interfaces != entry.MemberEnd() && interfaces->value.IsArray()) {
-          for (const auto& name : interfaces->value.GetArray()) {
-            if (!name.IsString()) continue;
-            auto it = by_name.find(name.GetString());
-            if (it != by_name.end()) route.ifindexes.push_back(it->second->ifindex);
-          }
-        }
-        if (!route.ifindexes.empty()) facts.default_routes.push_back(std::move(route));
-      }
-    }
   }
   std::sort(facts.links.begin(), facts.links.end(),
             [](const LinkFacts& a, const LinkFacts& b) { return std::pair(a.ifindex, a.name) < std::pair(b.ifindex, b.name); });
+  if (document) {
+    auto version = document->FindMember("formatVersion");
+    if (version != document->MemberEnd() && version->value.IsInt() &&
+        version->value.GetInt() > kSnapshotFormatVersion) {
+      log.Warning("netlink.json is newer than this build; reading the fields it knows",
+                  {{"file", netlink_file.string()}, {"format_version", version->value.GetInt()},
+                   {"supported", kSnapshotFormatVersion}});
+    }
+    // formatVersion 1 files carry only main-table default routes; their
+    // entries are recognised by shape, so both versions go through one reader.
+    NetlinkJsonReader(netlink_file, facts, log).Read(*document);
+  }
   return facts;
 }
-
 // ---------------------------------------------------------------------------
 // Capture
 
@@ -346,20 +545,94 @@ std::string NetlinkJson(const NetlinkFacts& facts) {
     json.EndObject();
   }
   json.EndArray();
+  auto named = [&](std::span<const NamedValue> names, uint32_t value) {
+    for (const auto& entry : names) {
+      if (entry.value == value) return json.String(entry.name);
+    }
+    return json.Uint(value);
+  };
+  auto optional_string = [&](const char* key, const std::string& value) {
+    if (value.empty()) return;
+    json.Key(key);
+    json.String(value.c_str());
+  };
+  auto interface = [&](int ifindex) {
+    auto it = name_by_index.find(ifindex);
+    if (it != name_by_index.end()) optional_string("interface", it->second);
+  };
   json.Key("routes");
   json.StartArray();
-  for (const auto& route : facts.default_routes) {
+  for (const auto& route : facts.routes) {
     json.StartObject();
     json.Key("family");
-    json.String(route.family == AF_INET6 ? "inet6" : "inet");
+    json.String(FamilyName(route.family));
     json.Key("destination");
-    json.String("default");
+    json.String(route.IsDefault() ? "default" : route.destination.c_str());
+    // One plain next hop is written flat, as iproute2 prints it.
+    bool flat = route.nexthops.size() == 1 && route.nexthops[0].weight == 1;
+    if (flat) {
+      optional_string("gateway", route.nexthops[0].gateway);
+      interface(route.nexthops[0].ifindex);
+    } else if (!route.nexthops.empty()) {
+      json.Key("nexthops");
+      json.StartArray();
+      for (const auto& hop : route.nexthops) {
+        json.StartObject();
+        interface(hop.ifindex);
+        optional_string("gateway", hop.gateway);
+        json.Key("weight");
+        json.Uint(hop.weight);
+        json.EndObject();
+      }
+      json.EndArray();
+    }
+    optional_string("source", route.source);
+    json.Key("scope");
+    named(kScopeNames, route.scope);
+    json.Key("table");
+    named(kTableNames, route.table);
     json.Key("metric");
     json.Uint(route.metric);
-    json.Key("interfaces");
-    json.StartArray();
-    for (int index : route.ifindexes) json.String(name_by_index[index].c_str());
-    json.EndArray();
+    json.Key("protocol");
+    named(kProtocolNames, route.protocol);
+    json.Key("type");
+    named(kRouteTypeNames, route.type);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Key("rules");
+  json.StartArray();
+  for (const auto& rule : facts.rules) {
+    json.StartObject();
+    json.Key("family");
+    json.String(FamilyName(rule.family));
+    json.Key("priority");
+    json.Uint(rule.priority);
+    optional_string("source", rule.source);
+    optional_string("destination", rule.destination);
+    json.Key("table");
+    named(kTableNames, rule.table);
+    json.Key("action");
+    named(kRuleActionNames, rule.action);
+    if (rule.other_selectors) {
+      json.Key("otherSelectors");
+      json.Bool(true);
+    }
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Key("neighbors");
+  json.StartArray();
+  for (const auto& neighbor : facts.neighbors) {
+    auto it = name_by_index.find(neighbor.ifindex);
+    if (it == name_by_index.end()) continue;
+    json.StartObject();
+    json.Key("interface");
+    json.String(it->second.c_str());
+    json.Key("destination");
+    json.String(neighbor.destination.c_str());
+    json.Key("lladdr");
+    json.String(neighbor.lladdr.c_str());
     json.EndObject();
   }
   json.EndArray();

@@ -3,21 +3,39 @@
 // host root to discovery and to the plugins (docs/snapshots.md).
 //
 // Layout (all paths relative to the snapshot directory):
-//   dranet-snapshot.json  marker + metadata: {"formatVersion":1,"nodeName":..,
+//   dranet-snapshot.json  marker + metadata: {"formatVersion":2,"nodeName":..,
 //                         "source":"captured"|"representative"|"synthetic",..}
 //   sys/...               the sysfs subset discovery and plugins read, with
 //                         the kernel's symlink structure (relative links)
 //   netlink.json          what sysfs lacks: per-interface link kind and
-//                         addresses, and the main table's default routes
+//                         addresses, routes, policy rules, permanent neighbours
 //   metadata/...          recorded cloud metadata responses, one file per
 //                         URL path (e.g. metadata/azure/metadata/instance)
 //   README.md             provenance: which values are captured, which not
 //
-// netlink.json:
-//   {"formatVersion": 1,
+// netlink.json, formatVersion 2 (interfaces by name, never ifindex):
+//   {"formatVersion": 2,
 //    "links":  [{"name": "eth0", "kind": "", "addresses": ["10.0.0.4/24"]}],
-//    "routes": [{"family": "inet"|"inet6", "destination": "default",
-//                "metric": 100, "interfaces": ["eth0"]}]}
+//    "routes": [   // every table but local, in dump order
+//      {"family": "inet"|"inet6", "destination": "default"|"10.0.0.0/24",
+//       "gateway"?: "10.0.0.1", "interface"?: "eth0",      // one plain next hop, or
+//       "nexthops"?: [{"interface"?, "gateway"?, "weight": 1}, ...],  // multipath
+//       "source"?: "10.0.0.4",                             // RTA_PREFSRC
+//       "scope": "universe"|"link"|"host"|N, "table": "main"|"default"|N,
+//       "metric": 100, "protocol": "kernel"|"boot"|"static"|"dhcp"|N,
+//       "type": "unicast"|"blackhole"|...|N}],
+//    "rules": [    // both families, in priority order
+//      {"family": "inet", "priority": 32765, "source"?: "10.1.0.0/24",
+//       "destination"?: CIDR, "table": "main"|"local"|"default"|N,
+//       "action": "lookup"|"goto"|"nop"|"blackhole"|"unreachable"|"prohibit"|N,
+//       "otherSelectors"?: true}],    // also matches iif/oif/fwmark/tos/uid/ports/...
+//    "neighbors": [{"interface": "eth0", "destination": "10.0.0.9",
+//                   "lladdr": "02:00:00:00:00:09"}]}   // NUD_PERMANENT only
+// Optional ("?") members are left out when empty. The reader also takes
+// formatVersion 1 files, whose routes are main-table default routes
+// {"family", "destination": "default", "metric", "interfaces": ["eth0", ...]}
+// (several interfaces: a multipath route). Entries naming an interface that
+// is not a link of the snapshot are dropped with a warning.
 // Every other netdev fact (ifindex, flags, mtu, operstate, type, address,
 // ifalias, iflink, master) is read from sys/class/net/<if>/ as on a live node.
 #include <filesystem>
@@ -32,7 +50,7 @@ namespace dranet::inventory {
 inline constexpr const char* kSnapshotMarkerFile = "dranet-snapshot.json";
 inline constexpr const char* kSnapshotNetlinkFile = "netlink.json";
 inline constexpr const char* kSnapshotMetadataDir = "metadata";
-inline constexpr int kSnapshotFormatVersion = 1;
+inline constexpr int kSnapshotFormatVersion = 2;  // marker and netlink.json
 
 struct SnapshotInfo {
   int format_version = 0;
@@ -47,8 +65,9 @@ bool IsSnapshot(const std::filesystem::path& host_root);
 // The marker's content; nullopt (logged) when absent or malformed.
 std::optional<SnapshotInfo> ReadSnapshotInfo(const std::filesystem::path& host_root, Logger& log);
 
-// Netdev facts of a snapshot: sys/class/net/* plus netlink.json. A missing or
-// malformed netlink.json is logged and leaves kinds, addresses and routes empty.
+// Netdev facts of a snapshot: sys/class/net/* plus netlink.json (version 1 or
+// 2). A missing or malformed netlink.json is logged and leaves kinds,
+// addresses, routes, rules and neighbours empty.
 NetlinkFacts ReadSnapshotNetlinkFacts(const std::filesystem::path& host_root, Logger& log);
 
 struct CaptureOptions {

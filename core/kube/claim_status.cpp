@@ -9,7 +9,7 @@
 namespace dranet::kube {
 namespace {
 
-// API limits on AllocatedDeviceStatus (spec/PROTOCOLS.md §4.3).
+// API limits on AllocatedDeviceStatus (kubernetes/kubernetes pkg/apis/resource/validation).
 constexpr std::size_t kMaxConditions = 8;
 constexpr std::size_t kMaxIps = 16;
 

@@ -6,7 +6,7 @@
 // It is written with server-side apply on the /status subresource, field manager = driver name,
 // force = true: status.devices is a list-map keyed by driver+pool+device+shareID, so apply
 // merges our entries and leaves other drivers' entries alone (a merge patch would replace the
-// whole list). spec/PROTOCOLS.md §4.3.
+// whole list). See k8s.io/api resource/v1 AllocatedDeviceStatus.
 //
 // Thread-safety: ClaimStatusWriter::Apply may be called concurrently.
 #include <cstdint>

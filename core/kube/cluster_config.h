@@ -1,7 +1,7 @@
 #pragma once
 // core/kube/cluster_config.h — where the API server is and how we authenticate to it.
 //
-// Two sources, as client-go has them (spec/PROTOCOLS.md §5):
+// Two sources, as client-go has them (rest.InClusterConfig, tools/clientcmd):
 //  - in-cluster: KUBERNETES_SERVICE_HOST/PORT plus the projected service-account volume
 //    (token, ca.crt, namespace). The token file is named, not read here: the API client
 //    re-reads it every minute and after a 401, because kubelet rotates it.

@@ -1,7 +1,7 @@
 #pragma once
 // core/kube/resource_claim.h — reading ResourceClaims for NodePrepareResources.
 //
-// ResourceClaim holds the fields prepare needs (spec/PROTOCOLS.md §4.3): identity, the
+// ResourceClaim holds the fields prepare needs (k8s.io/api resource/v1): identity, the
 // allocation results, the opaque configs (class and claim) and the pods it is reserved for.
 // ResourceClaimReader returns the claim the kubelet named, checked against the UID the kubelet
 // gave: from its cache when a watch keeps one, otherwise (or on a miss or a stale UID) with a

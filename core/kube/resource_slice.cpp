@@ -99,7 +99,7 @@ SliceDevice ParseDevice(const rapidjson::Value& json, const std::string& driver,
     } else if (key == "attributes" && member.value.IsObject()) {
       for (const auto& attribute : member.value.GetObject()) {
         std::string name(attribute.name.GetString(), attribute.name.GetStringLength());
-        // Bare identifiers live in the driver's own domain (PROTOCOLS.md §4.1).
+        // Bare identifiers live in the driver's own domain (k8s.io/api resource/v1 QualifiedName).
         if (name.find('/') == std::string::npos) name = driver + "/" + name;
         inventory::AttributeValue value;
         if (ParseAttributeValue(attribute.value, value)) {

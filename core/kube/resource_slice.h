@@ -38,7 +38,7 @@ namespace dranet::kube {
 inline constexpr std::string_view kDefaultDriverName = "dra.net";
 inline constexpr std::string_view kResourceApiVersion = "resource.k8s.io/v1";
 
-// API server validation limits (spec/PROTOCOLS.md §4.1).
+// API server validation limits (kubernetes/kubernetes pkg/apis/resource/validation).
 inline constexpr std::size_t kMaxDevicesPerSlice = 128;
 inline constexpr std::size_t kMaxDevicesPerSliceWithTaintsOrCounters = 64;
 inline constexpr std::size_t kMaxAttributesPerDevice = 32;  // attributes + capacities

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "inject/host_network.h"
 #include "inventory/netlink_facts.h"
 #include "kubelet/network_config.h"
 
@@ -88,8 +90,6 @@ std::vector<std::string> UnsupportedForNetdev(const NetworkConfig& c) {
   if (i.disable_ebpf_programs.value_or(false)) out.push_back("interface.disableEbpfPrograms");
   if (i.arp_ignore || i.arp_announce) out.push_back("interface.arpIgnore/arpAnnounce");
   if (i.vrf) out.push_back("interface.vrf");
-  if (!c.rules.empty()) out.push_back("rules");
-  if (!c.neighbors.empty()) out.push_back("neighbors");
   if (c.ethtool) out.push_back("ethtool");
   return out;
 }
@@ -117,7 +117,7 @@ std::vector<std::string> ReservedPods(const kube::ResourceClaim& claim) {
 inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
                                  const std::vector<inventory::Device>& inventory,
                                  const PlanBuilderOptions& options, const InjectFunction& inject,
-                                 const HostNetdevStateReader& read_host_state) {
+                                 const HostNetworkReader& read_host_network) {
   const std::string who = ClaimName(claim);
   if (!claim.allocated) throw PrepareError(who + " is not allocated (status.allocation is empty)");
   inject::ClaimPlan plan;
@@ -131,6 +131,13 @@ inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
 
   std::vector<inventory::Device> allocated;
   std::set<std::string> pod_if_names;
+  std::optional<inventory::NetlinkFacts> host_network;  // one dump per claim, on first need
+  struct OwnNetwork {
+    std::vector<inject::Route> routes;
+    std::vector<inject::Rule> rules;
+    std::vector<inject::Neighbor> neighbors;
+  };
+  std::map<std::string, OwnNetwork> claim_network;  // by device: what the claim's config says
   for (const auto& result : claim.ResultsFor(options.driver_name, options.pool_name)) {
     auto it = by_name.find(result.device);
     if (it == by_name.end())
@@ -169,10 +176,11 @@ inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
       if (!pod_if_names.insert(netdev.pod_if_name).second)
         throw PrepareError(where + ": interface name \"" + netdev.pod_if_name +
                            "\" is used by another device of the claim");
-      if (!read_host_state)
+      if (!read_host_network)
         throw PrepareError(where + ": netdev " + device.if_name + " cannot be inspected (no host reader)");
       try {
-        netdev.host_state = read_host_state(device.if_name);
+        if (!host_network) host_network = read_host_network();
+        netdev.host_state = inject::HarvestNetdevHostState(*host_network, device.if_name);
       } catch (const std::exception& e) {
         throw PrepareError(where + ": cannot read the host state of netdev " + device.if_name + ": " + e.what());
       }
@@ -184,9 +192,20 @@ inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
           for (auto& a : inventory::GlobalUnicastAddresses(netdev.host_state.addresses, family))
             netdev.addresses.push_back(std::move(a));
       }
-      if (config)
+      if (options.copy_host_routes) {
+        netdev.routes = netdev.host_state.routes;
+        netdev.rules = netdev.host_state.rules;
+        netdev.neighbors = netdev.host_state.neighbors;
+      }
+      if (config) {
+        auto& own = claim_network[device.name];
         for (const auto& r : config->routes)
-          netdev.routes.push_back({r.destination, r.gateway, r.source, static_cast<int32_t>(r.table), 0});
+          own.routes.push_back({r.destination, r.gateway, r.source, static_cast<int32_t>(r.table), 0, r.scope, 0});
+        for (const auto& r : config->rules)
+          own.rules.push_back({static_cast<uint32_t>(r.priority), r.source, r.destination,
+                               static_cast<int32_t>(r.table), 0});
+        for (const auto& n : config->neighbors) own.neighbors.push_back({n.destination, n.hardware_addr});
+      }
       netdev.rdma_device = device.rdma_device;
       netdev.rdma_exclusive = options.rdma_exclusive && !device.rdma_device.empty();
       plan.netdevs.push_back(std::move(netdev));
@@ -223,6 +242,26 @@ inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
     }
     plan.env = edits.env;
     for (const auto& m : edits.mounts) plan.mounts.push_back({m.host_path, m.container_path, m.options});
+    // Cloud network config sits between the host's and the claim's.
+    for (auto& netdev : plan.netdevs) {
+      std::vector<inject::Route> routes;
+      std::vector<inject::Rule> rules;
+      for (const auto& r : edits.routes)
+        if (r.device == netdev.device_name)
+          routes.push_back({r.destination, r.gateway, r.source, static_cast<int32_t>(r.table), r.metric, r.scope, 0});
+      for (const auto& r : edits.rules)
+        if (r.device == netdev.device_name)
+          rules.push_back({r.priority, r.source, r.destination, static_cast<int32_t>(r.table), 0});
+      netdev.routes = inject::MergeRoutes(std::move(netdev.routes), routes);
+      netdev.rules = inject::MergeRules(std::move(netdev.rules), rules);
+    }
+  }
+  for (auto& netdev : plan.netdevs) {
+    auto own = claim_network.find(netdev.device_name);
+    if (own == claim_network.end()) continue;
+    netdev.routes = inject::MergeRoutes(std::move(netdev.routes), own->second.routes);
+    netdev.rules = inject::MergeRules(std::move(netdev.rules), own->second.rules);
+    netdev.neighbors = inject::MergeNeighbors(std::move(netdev.neighbors), own->second.neighbors);
   }
   std::sort(plan.device_nodes.begin(), plan.device_nodes.end(),
             [](const inject::DeviceNode& a, const inject::DeviceNode& b) { return a.container_path < b.container_path; });

@@ -8,7 +8,8 @@
 // validated strictly); the char devices of every RDMA device
 // (uverbsN, umadN and rdma_cm — never issmN, which lets a process claim the
 // subnet-manager role); netdev moves with the host state captured now; and
-// the edits of injection plugins. Any problem throws PrepareError with a
+// the edits of injection plugins (container edits, and routes and rules per
+// netdev, merged between the host's and the claim's: the claim wins). Any problem throws PrepareError with a
 // message naming the claim, the device or the config field.
 #include <filesystem>
 #include <functional>
@@ -18,6 +19,7 @@
 
 #include "inject/plan.h"
 #include "inventory/device.h"
+#include "inventory/netlink_facts.h"
 #include "kube/resource_claim.h"
 #include "plugins/plugin_host.h"
 
@@ -33,24 +35,30 @@ class PrepareError : public std::runtime_error {
 using InjectFunction = std::function<plugins::InjectionEdits(
     const plugins::ClaimRef& claim, const std::vector<inventory::Device>& devices)>;
 
-// The host-side state of netdev `if_name` now (MTU, addresses, routes), kept
-// in the plan so that teardown restores it. Throws when the netdev is gone.
-using HostNetdevStateReader = std::function<inject::NetdevHostState(const std::string& if_name)>;
+// The host's network facts now (links, addresses, routes, rules, permanent
+// neighbours): one netlink dump, read once per claim that has netdevs. The
+// plan keeps each netdev's share (inject/host_network.h) so that the pod
+// gets it and teardown restores it. Throws on failure.
+using HostNetworkReader = std::function<inventory::NetlinkFacts()>;
 
 struct PlanBuilderOptions {
   std::string driver_name = "dra.net";
   std::string pool_name;                  // our pool = the node name
   std::filesystem::path dev_root = "/dev";  // host side of device nodes
   bool rdma_exclusive = false;            // RDMA netns mode "exclusive": move the HCA too
+  // Give the pod the host's routes, rules and permanent neighbours of each
+  // netdev (--copy-host-routes). Off, the pod gets only what cloud plugins
+  // and the claim say; the host's are still restored at teardown.
+  bool copy_host_routes = true;
 };
 
 // Builds the plan of `claim`, which must be allocated. `inventory` is the
-// node's current device list; `inject` and `read_host_state` may be empty
+// node's current device list; `inject` and `read_host_network` may be empty
 // (no plugins; no netdev devices expected). Throws PrepareError.
 inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
                                  const std::vector<inventory::Device>& inventory,
                                  const PlanBuilderOptions& options, const InjectFunction& inject,
-                                 const HostNetdevStateReader& read_host_state);
+                                 const HostNetworkReader& read_host_network);
 
 // The pod UIDs of status.reservedFor, sorted and unique.
 std::vector<std::string> ReservedPods(const kube::ResourceClaim& claim);

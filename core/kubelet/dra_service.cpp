@@ -69,7 +69,7 @@ DraService::Outcome DraService::PrepareOne(const ClaimRequest& request) {
     }
     auto inventory = deps_.inventory();
     if (!inventory) throw PrepareError("claim " + Describe(request) + ": the device inventory is not ready yet");
-    inject::ClaimPlan plan = BuildClaimPlan(claim, *inventory, options_.plan, deps_.inject, deps_.host_state);
+    inject::ClaimPlan plan = BuildClaimPlan(claim, *inventory, options_.plan, deps_.inject, deps_.host_network);
     if (!options_.cdi_dir.empty()) plan.cdi_device_ids = inject::WriteCdiSpec(plan, options_.cdi_dir);
     out.answer = AnswerFor(plan);
     out.to_store = std::move(plan);

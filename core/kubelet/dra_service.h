@@ -86,7 +86,7 @@ struct DraServiceDeps {
   InventoryProvider inventory;         // required
   state::PreparedClaims* prepared = nullptr;  // required
   InjectFunction inject;               // optional: no injection plugins
-  HostNetdevStateReader host_state;    // optional: required only for netdev devices
+  HostNetworkReader host_network;      // optional: required only for netdev devices
   ClaimEventSink events;               // optional
   OperationObserver observer;          // optional: "prepare"/"unprepare" per claim, with latency
 };

@@ -72,22 +72,6 @@ using DraV1beta1 = DraGrpcService<v1beta1::DRAPlugin::Service, v1beta1::NodePrep
                                   v1beta1::NodeUnprepareResourcesRequest,
                                   v1beta1::NodeUnprepareResourcesResponse>;
 
-inject::NetdevHostState ReadNetdevFromNetlink(const std::filesystem::path& host_root, const std::string& if_name,
-                                              Logger& log) {
-  inventory::DiscoveryOptions options;
-  options.host_root = host_root;
-  for (const auto& link : inventory::ReadNetlinkFacts(options, log).links) {
-    if (link.name != if_name) continue;
-    inject::NetdevHostState state;
-    state.if_name = link.name;
-    state.mtu = link.mtu;
-    state.addresses = link.addresses;
-    state.up = (link.flags & IFF_UP) != 0;  // restored on teardown as found
-    return state;
-  }
-  throw std::runtime_error("netdev " + if_name + " not found");
-}
-
 ino_t SocketInode(const std::filesystem::path& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return 0;
@@ -280,7 +264,7 @@ KubeletPlugin::~KubeletPlugin() { Stop(); }
 
 void KubeletPlugin::SetEventSink(ClaimEventSink events) { events_ = std::move(events); }
 void KubeletPlugin::SetOperationObserver(OperationObserver observer) { observer_ = std::move(observer); }
-void KubeletPlugin::SetHostNetdevStateReader(HostNetdevStateReader reader) { host_state_ = std::move(reader); }
+void KubeletPlugin::SetHostNetworkReader(HostNetworkReader reader) { host_network_ = std::move(reader); }
 
 void KubeletPlugin::Start() {
   if (servers_) return;
@@ -289,6 +273,7 @@ void KubeletPlugin::Start() {
   service_options.plan.pool_name = options_.node_name;
   service_options.plan.dev_root = options_.host_root / "dev";
   service_options.plan.rdma_exclusive = options_.rdma_exclusive;
+  service_options.plan.copy_host_routes = options_.copy_host_routes;
   service_options.prepare_workers = options_.prepare_workers;
   service_options.cdi_dir = options_.cdi_dir;
   DraServiceDeps deps;
@@ -299,8 +284,10 @@ void KubeletPlugin::Start() {
     deps.inject = [host = plugin_host_](const plugins::ClaimRef& ref, const std::vector<inventory::Device>& devices) {
       return host->Inject(ref, devices);
     };
-  deps.host_state = host_state_ ? host_state_ : [root = options_.host_root, &log = log_](const std::string& if_name) {
-    return ReadNetdevFromNetlink(root, if_name, log);
+  deps.host_network = host_network_ ? host_network_ : [root = options_.host_root, &log = log_] {
+    inventory::DiscoveryOptions discovery;
+    discovery.host_root = root;
+    return inventory::ReadNetlinkFacts(discovery, log);
   };
   deps.events = events_;
   deps.observer = observer_;

@@ -3,7 +3,7 @@
 // of core/kubelet.
 //
 // KubeletPlugin serves, on unix sockets under --kubelet-root-dir
-// (spec/PROTOCOLS.md §1–2):
+// (k8s.io/kubelet pkg/apis/pluginregistration/v1, pkg/apis/dra/v1, v1beta1):
 //   plugins_registry/<driver>-reg.sock  pluginregistration.Registration:
 //       GetInfo → {type "DRAPlugin", name <driver>, endpoint <DRA socket>,
 //                  supported_versions ["v1.DRAPlugin", "v1beta1.DRAPlugin"]};
@@ -49,6 +49,7 @@ struct KubeletPluginOptions {
   // Node root (a snapshot in tests): device nodes live under <host_root>/dev.
   std::filesystem::path host_root = "/";
   bool rdma_exclusive = false;  // RDMA netns mode "exclusive"
+  bool copy_host_routes = true;  // pods get their netdevs' host routes, rules, neighbours
   unsigned prepare_workers = 8;
   std::string cdi_dir;  // CDI strategy when set (--cdi): spec files written at prepare
   std::chrono::milliseconds socket_check_interval{1000};
@@ -69,8 +70,9 @@ class KubeletPlugin {
   void SetEventSink(ClaimEventSink events);
   // Told about every prepare and unprepare (metrics).
   void SetOperationObserver(OperationObserver observer);
-  // Default: the netdev's MTU, addresses and up/down state from the host's netlink facts.
-  void SetHostNetdevStateReader(HostNetdevStateReader reader);
+  // Default: one netlink dump of the host (or the snapshot's recorded facts
+  // under --host-root), per claim with netdevs.
+  void SetHostNetworkReader(HostNetworkReader reader);
 
   // Creates the directories and both sockets and starts serving. Throws
   // std::runtime_error naming the socket when one cannot be served.
@@ -100,7 +102,7 @@ class KubeletPlugin {
   Logger& log_;
   ClaimEventSink events_;
   OperationObserver observer_;
-  HostNetdevStateReader host_state_;
+  HostNetworkReader host_network_;
   std::unique_ptr<DraService> service_;
   std::unique_ptr<Servers> servers_;
 };

@@ -1,6 +1,6 @@
 #pragma once
 // core/kubelet/network_config.h — DRANET's opaque claim configuration
-// (NetworkConfig, spec/DRANET_REFERENCE.md §6), parsed strictly.
+// (NetworkConfig, kubernetes-sigs/dranet pkg/apis/types.go), parsed strictly.
 //
 // A claim passes it as status.allocation.devices.config[].opaque.parameters
 // with opaque.driver == "dra.net". Parsing rejects unknown fields, wrong

@@ -5,7 +5,7 @@
 // Hand-written because the multiplexer only exists in Go. Frame: 8-byte
 // big-endian header (connection id u32, payload length u32) then the payload.
 // Connection 1 carries the Plugin service (runtime calls plugin), connection
-// 2 the Runtime service (plugin calls runtime). See spec/PROTOCOLS.md §3.2.
+// 2 the Runtime service (plugin calls runtime). See containerd/nri pkg/net/multiplex.
 //
 // Sending follows the Go peers exactly, because a Go reader fails on a frame
 // larger than its 4096-byte read buffer unless it is the first frame of a

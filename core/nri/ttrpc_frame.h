@@ -4,7 +4,7 @@
 // Hand-written because no C++ ttRPC implementation exists; it is small on
 // purpose: a 10-byte big-endian header (data length u32, stream id u32,
 // message type u8, flags u8) followed by a protobuf ttrpc.Request or
-// ttrpc.Response. See spec/PROTOCOLS.md §3.3.
+// ttrpc.Response. See containerd/ttrpc PROTOCOL.md.
 //
 // TtrpcStreamDecoder turns one logical byte stream (a multiplexer connection)
 // into whole messages: reads may split headers and payloads anywhere. A

@@ -10,6 +10,7 @@
 
 #include "plugins/attribute_rules.h"
 #include "plugins/device_abi.h"
+#include "plugins/network_edit_rules.h"
 #include "plugins/plugin_library.h"
 #include "plugins/plugin_worker.h"
 
@@ -516,6 +517,39 @@ dranet_status_t AddAnnotationTrampoline(void* ctx, const char* key, const char* 
   }
 }
 
+// ABI 1.1: routes and rules for one of the request's netdevs.
+dranet_status_t AddRouteTrampoline(void* ctx, const char* device_name, const dranet_route_t* route) noexcept {
+  auto* c = static_cast<InjectCall*>(ctx);
+  try {
+    std::string why;
+    auto accepted = AcceptRoute(device_name, route, c->devices, c->plugin_name, why);
+    if (!accepted) {
+      c->rejected.push_back(why);
+      return DRANET_ERR_INVALID_ARG;
+    }
+    c->edits.routes.push_back(std::move(*accepted));
+    return DRANET_OK;
+  } catch (...) {
+    return DRANET_ERR_NO_MEMORY;
+  }
+}
+
+dranet_status_t AddRuleTrampoline(void* ctx, const char* device_name, const dranet_rule_t* rule) noexcept {
+  auto* c = static_cast<InjectCall*>(ctx);
+  try {
+    std::string why;
+    auto accepted = AcceptRule(device_name, rule, c->devices, c->plugin_name, why);
+    if (!accepted) {
+      c->rejected.push_back(why);
+      return DRANET_ERR_INVALID_ARG;
+    }
+    c->edits.rules.push_back(std::move(*accepted));
+    return DRANET_OK;
+  } catch (...) {
+    return DRANET_ERR_NO_MEMORY;
+  }
+}
+
 }  // namespace
 
 std::vector<inventory::Device> PluginHost::Discover() {
@@ -634,8 +668,15 @@ InjectionEdits PluginHost::Inject(const ClaimRef& claim, const std::vector<inven
           req.claim_name = call->name.c_str();
           req.claim_uid = call->uid.c_str();
           req.devices = call->devices.data();
-          dranet_edit_sink_t sink{sizeof(dranet_edit_sink_t), call.get(), &AddDevNodeTrampoline,
-                                  &AddMountTrampoline, &AddEnvTrampoline, &AddAnnotationTrampoline};
+          dranet_edit_sink_t sink{};
+          sink.struct_size = sizeof sink;  // ABI 1.1: add_route and add_rule included
+          sink.sink_ctx = call.get();
+          sink.add_dev_node = &AddDevNodeTrampoline;
+          sink.add_mount = &AddMountTrampoline;
+          sink.add_env = &AddEnvTrampoline;
+          sink.add_annotation = &AddAnnotationTrampoline;
+          sink.add_route = &AddRouteTrampoline;
+          sink.add_rule = &AddRuleTrampoline;
           call->status = CallGuarded([&] { return op(state, &req, &sink, &call->err); }, call->err);
         },
         options_.call_deadline);
@@ -645,13 +686,19 @@ InjectionEdits PluginHost::Inject(const ClaimRef& claim, const std::vector<inven
                               std::to_string(options_.call_deadline.count()) + " ms");
       continue;
     }
-    for (const auto& why : call->rejected) merged.errors.push_back(who + ": " + why);
+    for (const auto& why : call->rejected) {
+      logger_.Warning("plugin edit rejected",
+                      {{"name", call->plugin_name}, {"claim", claim.namespace_name + "/" + claim.name}, {"reason", why}});
+      merged.errors.push_back(who + ": " + why);
+    }
     if (call->status != DRANET_OK && call->status != DRANET_ERR_UNSUPPORTED) {
       merged.errors.push_back(who + ": inject failed: " + StatusText(call->status, call->err));
       continue;
     }
     for (auto& n : call->edits.dev_nodes) merged.dev_nodes.push_back(std::move(n));
     for (auto& m : call->edits.mounts) merged.mounts.push_back(std::move(m));
+    for (auto& r : call->edits.routes) merged.routes.push_back(std::move(r));
+    for (auto& r : call->edits.rules) merged.rules.push_back(std::move(r));
     for (auto& [k, v] : call->edits.annotations) merged.annotations[k] = v;
     for (auto& [k, v] : call->edits.env) {
       auto [it, inserted] = merged.env.emplace(k, v);

@@ -73,8 +73,32 @@ struct InjectionEdits {
     std::vector<std::string> options;
     std::string plugin;
   };
+  // Network config for one netdev of the claim (ABI 1.1 add_route /
+  // add_rule), e.g. a cloud's per-NIC policy routing. `device` is the
+  // published device name; the plan builder merges these between the host's
+  // harvested routes and the claim's own config.
+  struct Route {
+    std::string device;
+    std::string destination;  // CIDR; "0.0.0.0/0" / "::/0" for default
+    std::string gateway;      // empty: on-link
+    std::string source;       // preferred source; may be empty
+    uint32_t table = 0;       // 0 = main
+    uint32_t metric = 0;
+    uint8_t scope = 0;        // RT_SCOPE_*: 0 universe, 253 link
+    std::string plugin;
+  };
+  struct Rule {
+    std::string device;
+    uint32_t priority = 0;    // 0 = the kernel chooses
+    std::string source;       // CIDR or empty (all)
+    std::string destination;  // CIDR or empty (all)
+    uint32_t table = 0;
+    std::string plugin;
+  };
   std::vector<DevNode> dev_nodes;
   std::vector<Mount> mounts;
+  std::vector<Route> routes;
+  std::vector<Rule> rules;
   std::map<std::string, std::string> env;          // name -> value
   std::map<std::string, std::string> env_owner;    // name -> plugin that set it
   std::map<std::string, std::string> annotations;

@@ -49,6 +49,27 @@ void WriteRoutes(Writer& w, const char* key, const std::vector<inject::Route>& r
     w.Key("table");
     w.Int(r.table);
     Num(w, "metric", r.metric);
+    Num(w, "scope", r.scope);
+    Num(w, "protocol", r.protocol);
+  });
+}
+
+void WriteRules(Writer& w, const std::vector<inject::Rule>& rules) {
+  ObjectList(w, "rules", rules, [&](const inject::Rule& r) {
+    Num(w, "priority", r.priority);
+    Str(w, "source", r.source);
+    Str(w, "destination", r.destination);
+    w.Key("table");
+    w.Int(r.table);
+    w.Key("family");
+    w.Int(r.family);
+  });
+}
+
+void WriteNeighbors(Writer& w, const std::vector<inject::Neighbor>& neighbors) {
+  ObjectList(w, "neighbors", neighbors, [&](const inject::Neighbor& n) {
+    Str(w, "destination", n.destination);
+    Str(w, "lladdr", n.lladdr);
   });
 }
 
@@ -87,6 +108,8 @@ void WritePlan(Writer& w, const ClaimPlan& p) {
     if (n.mtu) Num(w, "mtu", *n.mtu);
     StrList(w, "addresses", n.addresses);
     WriteRoutes(w, "routes", n.routes);
+    WriteRules(w, n.rules);
+    WriteNeighbors(w, n.neighbors);
     Str(w, "rdmaDevice", n.rdma_device);
     w.Key("rdmaExclusive");
     w.Bool(n.rdma_exclusive);
@@ -96,6 +119,8 @@ void WritePlan(Writer& w, const ClaimPlan& p) {
     Num(w, "mtu", n.host_state.mtu);
     StrList(w, "addresses", n.host_state.addresses);
     WriteRoutes(w, "routes", n.host_state.routes);
+    WriteRules(w, n.host_state.rules);
+    WriteNeighbors(w, n.host_state.neighbors);
     w.Key("up");
     w.Bool(n.host_state.up);
     w.EndObject();
@@ -128,6 +153,12 @@ uint32_t GetU32(const rapidjson::Value& o, const std::string& where, const char*
   return v.GetUint();
 }
 
+uint8_t GetU8(const rapidjson::Value& o, const std::string& where, const char* key) {
+  const uint32_t v = GetU32(o, where, key);
+  if (v > 255) Bad(where, key, "an integer from 0 to 255");
+  return static_cast<uint8_t>(v);
+}
+
 const rapidjson::Value& GetArr(const rapidjson::Value& o, const std::string& where, const char* key) {
   const auto& v = Field(o, where, key);
   if (!v.IsArray()) Bad(where, key, "an array");
@@ -157,8 +188,44 @@ std::vector<inject::Route> GetRoutes(const rapidjson::Value& o, const std::strin
     if (!table.IsInt()) Bad(here, "table", "an integer");
     r.table = table.GetInt();
     r.metric = GetU32(v, here, "metric");
+    // Absent in checkpoints written before scope and protocol were kept.
+    if (v.HasMember("scope")) r.scope = GetU8(v, here, "scope");
+    if (v.HasMember("protocol")) r.protocol = GetU8(v, here, "protocol");
     out.push_back(std::move(r));
   }
+  return out;
+}
+
+int32_t GetI32(const rapidjson::Value& o, const std::string& where, const char* key) {
+  const auto& v = Field(o, where, key);
+  if (!v.IsInt()) Bad(where, key, "an integer");
+  return v.GetInt();
+}
+
+// Rules and neighbours are absent in checkpoints written before they were
+// kept: an absent list is empty, a present one is read strictly.
+std::vector<inject::Rule> GetRules(const rapidjson::Value& o, const std::string& where) {
+  std::vector<inject::Rule> out;
+  if (!o.IsObject() || !o.HasMember("rules")) return out;
+  const std::string here = where + ".rules";
+  for (const auto& v : GetArr(o, where, "rules").GetArray()) {
+    inject::Rule r;
+    r.priority = GetU32(v, here, "priority");
+    r.source = GetStr(v, here, "source");
+    r.destination = GetStr(v, here, "destination");
+    r.table = GetI32(v, here, "table");
+    r.family = GetI32(v, here, "family");
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<inject::Neighbor> GetNeighbors(const rapidjson::Value& o, const std::string& where) {
+  std::vector<inject::Neighbor> out;
+  if (!o.IsObject() || !o.HasMember("neighbors")) return out;
+  const std::string here = where + ".neighbors";
+  for (const auto& v : GetArr(o, where, "neighbors").GetArray())
+    out.push_back({GetStr(v, here, "destination"), GetStr(v, here, "lladdr")});
   return out;
 }
 
@@ -200,6 +267,8 @@ ClaimPlan ReadPlan(const rapidjson::Value& o, const std::string& where) {
     if (n.IsObject() && n.HasMember("mtu")) np.mtu = GetU32(n, w, "mtu");
     np.addresses = GetStrList(n, w, "addresses");
     np.routes = GetRoutes(n, w, "routes");
+    np.rules = GetRules(n, w);
+    np.neighbors = GetNeighbors(n, w);
     np.rdma_device = GetStr(n, w, "rdmaDevice");
     const auto& exclusive = Field(n, w, "rdmaExclusive");
     if (!exclusive.IsBool()) Bad(w, "rdmaExclusive", "a boolean");
@@ -210,6 +279,8 @@ ClaimPlan ReadPlan(const rapidjson::Value& o, const std::string& where) {
     np.host_state.mtu = GetU32(hs, hw, "mtu");
     np.host_state.addresses = GetStrList(hs, hw, "addresses");
     np.host_state.routes = GetRoutes(hs, hw, "routes");
+    np.host_state.rules = GetRules(hs, hw);
+    np.host_state.neighbors = GetNeighbors(hs, hw);
     if (hs.HasMember("up")) {
       if (!hs["up"].IsBool()) Bad(hw, "up", "a boolean");
       np.host_state.up = hs["up"].GetBool();

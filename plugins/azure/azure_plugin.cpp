@@ -1,30 +1,40 @@
 // The azure plugin: Azure Instance Metadata Service (IMDS) facts on every
-// device, under azure.dra.net/ (the names and values DRANET publishes).
+// device, under azure.dra.net/ (the names and values DRANET publishes), and
+// at prepare DRANET's per-NIC policy routing for secondary NICs moved into a
+// pod (policy_routing.h).
 //
 // Probe (init, no network): DMI sys_vendor "Microsoft Corporation" and the
 // Azure chassis asset tag. IMDS is read on the first annotate, with one GET
 // of /metadata/instance (compute and network together), a short deadline,
 // header "Metadata: true", and kept for the process lifetime; a failure is
 // logged and retried after a backoff while devices are published without
-// the azure attributes.
+// the azure attributes. Inject uses the same cached answer (or tries the
+// read itself); without it, the claim is prepared without routes.
 #include <dranet/plugin.hpp>
 
 #include <chrono>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "metadata_client.h"
+#include "policy_routing.h"
 
 namespace {
 
 namespace common = dranet::plugins::common;
+namespace azure = dranet::plugins::azure;
 using dranet::sdk::AttrSink;
 using dranet::sdk::DeviceView;
+using dranet::sdk::EditSink;
 using dranet::sdk::Host;
+using dranet::sdk::InjectRequest;
 
 constexpr const char* kAzureAssetTag = "7783-7084-3265-9085-8269-3286-77";
 constexpr std::size_t kMaxImdsBody = 256 * 1024;
+constexpr std::size_t kMaxIpv6RouteText = 1 << 20;  // /proc/net/ipv6_route, ~150 bytes a route
 
 const dranet_config_key_t kAzureKeys[] = {
     {sizeof(dranet_config_key_t), "imds-endpoint", "http://169.254.169.254",
@@ -40,11 +50,27 @@ const dranet_config_key_t kAzureKeys[] = {
 struct AzureInstance {
   std::string vm_size, placement_group_id, interconnect_group_id, interconnect_subgroup_id;
   struct Nic {
-    std::string mac;     // normalised (lower-case hex, no separators)
-    std::string subnet;  // first IPv4 subnet as "address/prefix"; "" when none
+    azure::ImdsNic imds;  // index in IMDS's list, normalised MAC, subnet, IPv6
+    std::string subnet;   // first IPv4 subnet as "address/prefix"; "" when none
   };
-  std::vector<Nic> nics;
+  std::vector<Nic> nics;  // those with a MAC, in IMDS order
+
+  const Nic* FindByMac(const std::string& normalised_mac) const {
+    for (const auto& nic : nics)
+      if (nic.imds.mac == normalised_mac) return &nic;
+    return nullptr;
+  }
 };
+
+// nic[family][list][0] when it is there ("ipv4"/"subnet", "ipv6"/"ipAddress").
+const rapidjson::Value* FirstOf(const rapidjson::Value& nic, const char* family, const char* list) {
+  if (!nic.IsObject()) return nullptr;
+  auto f = nic.FindMember(family);
+  if (f == nic.MemberEnd() || !f->value.IsObject()) return nullptr;
+  auto l = f->value.FindMember(list);
+  if (l == f->value.MemberEnd() || !l->value.IsArray() || l->value.Empty()) return nullptr;
+  return &l->value[0];
+}
 
 AzureInstance ParseInstance(const rapidjson::Document& doc, const std::string& url) {
   if (!doc.IsObject()) throw common::MetadataError("GET " + url + ": expected a JSON object");
@@ -60,15 +86,21 @@ AzureInstance ParseInstance(const rapidjson::Document& doc, const std::string& u
   if (network == doc.MemberEnd() || !network->value.IsObject()) return inst;
   auto interfaces = network->value.FindMember("interface");
   if (interfaces == network->value.MemberEnd() || !interfaces->value.IsArray()) return inst;
+  std::size_t index = 0;
   for (const auto& nic : interfaces->value.GetArray()) {
-    AzureInstance::Nic out{common::NormalizeMac(common::JsonString(nic, "macAddress")), ""};
-    if (nic.IsObject() && nic.HasMember("ipv4") && nic["ipv4"].IsObject() && nic["ipv4"].HasMember("subnet") &&
-        nic["ipv4"]["subnet"].IsArray() && !nic["ipv4"]["subnet"].Empty()) {
-      const auto& subnet = nic["ipv4"]["subnet"][0];
-      std::string address = common::JsonString(subnet, "address"), prefix = common::JsonString(subnet, "prefix");
-      if (!address.empty() && !prefix.empty()) out.subnet = address + "/" + prefix;
+    AzureInstance::Nic out;
+    out.imds.index = index++;  // the list position picks the table, as in DRANET
+    out.imds.mac = common::NormalizeMac(common::JsonString(nic, "macAddress"));
+    if (const auto* subnet = FirstOf(nic, "ipv4", "subnet")) {
+      std::string address = common::JsonString(*subnet, "address"), prefix = common::JsonString(*subnet, "prefix");
+      if (!address.empty() && !prefix.empty()) {
+        out.subnet = address + "/" + prefix;
+        out.imds.subnet_address = address;
+        out.imds.subnet_prefix = prefix;
+      }
     }
-    if (!out.mac.empty()) inst.nics.push_back(std::move(out));
+    if (const auto* ipv6 = FirstOf(nic, "ipv6", "ipAddress")) out.imds.ipv6 = common::JsonString(*ipv6, "privateIpAddress");
+    if (!out.imds.mac.empty()) inst.nics.push_back(std::move(out));
   }
   return inst;
 }
@@ -78,7 +110,8 @@ class AzurePlugin {
   static constexpr const char* kName = "azure";
   static constexpr const char* kVersion = "1.0.0";
   static constexpr const char* kDescription =
-      "Azure IMDS facts (vmSize, placementGroupId, interconnect group) on every device";
+      "Azure IMDS facts (vmSize, placementGroupId, interconnect group) on every device; "
+      "per-NIC policy routing for secondary NICs at prepare";
   static constexpr const dranet_config_key_t* kConfigKeys = kAzureKeys;
 
   explicit AzurePlugin(const Host& host)
@@ -97,7 +130,7 @@ class AzurePlugin {
   }
 
   void Annotate(const DeviceView& device, AttrSink& sink) {
-    const AzureInstance* inst = Instance();
+    const AzureInstance* inst = Instance("devices are published without azure.dra.net attributes");
     if (inst == nullptr) return;
     auto add = [&](const char* name, const std::string& value) {
       if (!value.empty()) sink.String(std::string("azure.dra.net/") + name, value);
@@ -108,23 +141,93 @@ class AzurePlugin {
     add("interconnectSubgroupId", inst->interconnect_subgroup_id);
     std::string mac = common::NormalizeMac(common::DeviceMac(device));
     if (mac.empty()) return;
-    for (const auto& nic : inst->nics) {
-      if (nic.mac != mac) continue;
-      add("subnet", nic.subnet);
-      break;
+    if (const auto* nic = inst->FindByMac(mac)) add("subnet", nic->subnet);
+  }
+
+  // DRANET's per-NIC policy routing: each request device with a netdev
+  // that is a secondary interface in IMDS (matched by MAC) gets its own
+  // table, a default route via its subnet's gateway and a rule from its
+  // subnet (and the IPv6 pair when it has a global address). Never fails
+  // the claim for metadata trouble: without IMDS the claim simply gets no
+  // routes (logged).
+  void Inject(const InjectRequest& request, EditSink& sink) {
+    std::vector<DeviceView> netdevs;
+    for (const auto& device : request.devices())
+      if (!device.if_name().empty()) netdevs.push_back(device);
+    if (netdevs.empty()) return;  // IB-only claims: nothing to route, no IMDS read
+    const std::string claim = request.claim_namespace() + "/" + request.claim_name();
+    if (!sink.SupportsRoutes()) {
+      host_.Warn("claim " + claim + ": the host takes no routes (plugin ABI 1.0); no Azure per-NIC policy routing");
+      return;
+    }
+    bool reported = false;
+    const AzureInstance* inst =
+        Instance("claim " + claim + " is prepared without Azure per-NIC policy routes", &reported);
+    if (inst == nullptr) {
+      if (!reported)
+        host_.Warn("Azure IMDS unavailable (an earlier read failed; retry pending): claim " + claim +
+                   " is prepared without Azure per-NIC policy routes");
+      return;
+    }
+    std::optional<std::string> ipv6_routes;  // <procfs_root>/net/ipv6_route, read on first need
+    for (const auto& device : netdevs) {
+      std::string mac = common::NormalizeMac(common::DeviceMac(device));
+      const AzureInstance::Nic* nic = mac.empty() ? nullptr : inst->FindByMac(mac);
+      if (nic == nullptr) {
+        host_.Debug("claim " + claim + ": device " + device.name() + " (" + device.if_name() + ", MAC " +
+                    (mac.empty() ? "unknown" : mac) + ") is not an IMDS network interface; no policy routing");
+        continue;
+      }
+      std::string ipv6_gateway;
+      if (nic->imds.index > 0 && azure::IsGlobalIpv6(nic->imds.ipv6)) {
+        if (!ipv6_routes) ipv6_routes = ReadIpv6Routes();
+        ipv6_gateway = azure::Ipv6DefaultGateway(*ipv6_routes, device.if_name());
+      }
+      azure::NicRouting plan = azure::PlanNicRouting(nic->imds, ipv6_gateway);
+      std::string skipped;
+      for (const auto& why : plan.skipped) skipped += (skipped.empty() ? "" : "; ") + why;
+      if (plan.routes.empty() && plan.rules.empty()) {
+        host_.Info("claim " + claim + ": device " + device.name() + " (" + device.if_name() +
+                   ", IMDS interface " + std::to_string(nic->imds.index) + "): no policy routing: " + skipped);
+        continue;
+      }
+      std::string added;
+      for (const auto& rule : plan.rules) {
+        sink.AddRule(device.name(), rule);
+        added += " rule from " + rule.source + " lookup " + std::to_string(rule.table) + ";";
+      }
+      for (const auto& route : plan.routes) {
+        sink.AddRoute(device.name(), route);
+        added += " route " + route.destination + " via " + route.gateway + " table " + std::to_string(route.table) + ";";
+      }
+      host_.Info("claim " + claim + ": device " + device.name() + " (" + device.if_name() + ", IMDS interface " +
+                 std::to_string(nic->imds.index) + "): Azure policy routing:" + added +
+                 (skipped.empty() ? "" : " skipped: " + skipped));
     }
   }
 
  private:
-  const AzureInstance* Instance() {
+  std::string ReadIpv6Routes() const {
+    std::ifstream in(host_.procfs_root() + "/net/ipv6_route");
+    if (!in) return "";
+    std::string text(kMaxIpv6RouteText, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
+  }
+
+  // The cached IMDS answer, or nullptr. `consequence` completes the warning
+  // logged when this call's read fails; *reported says whether it was.
+  const AzureInstance* Instance(const std::string& consequence, bool* reported = nullptr) {
     return instance_.Get(
         [&] {
           std::string url = endpoint_ + "/metadata/instance?api-version=" + api_version_ + "&format=json";
           return ParseInstance(common::FetchJson(host_, url, {"Metadata: true"}, timeout_ms_, kMaxImdsBody), url);
         },
         [&](const std::string& why, std::chrono::milliseconds retry_in) {
-          host_.Warn("Azure IMDS unavailable, devices are published without azure.dra.net attributes: " + why +
-                     " (retry in " + std::to_string(retry_in.count()) + " ms)");
+          host_.Warn("Azure IMDS unavailable, " + consequence + ": " + why + " (retry in " +
+                     std::to_string(retry_in.count()) + " ms)");
+          if (reported != nullptr) *reported = true;
         },
         [&](const AzureInstance& inst) {
           host_.Info("Azure IMDS: vmSize=" + inst.vm_size + " placementGroupId=" + inst.placement_group_id +

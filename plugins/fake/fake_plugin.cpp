@@ -7,16 +7,26 @@
 //             fake.dra.net/linkFile = whether <sysfs_root>/class/net/<if> exists;
 //   discover: one device "fake-0" (attribute fake.dra.net/discovered=true);
 //   inject:   env FAKE_DEVICES=<comma-joined device names>, device node /dev/fake0.
+// ABI 1.1 variants:
+//   fake-routes:   inject also adds routes and rules (config "routes" /
+//                  "rules", or by default one table-100+i default route and
+//                  rule per request device with a netdev) and reports each
+//                  sink status in env FAKE_ROUTE_STATUS;
+//   fake-badroute: adds routes for every device it ever annotated and for
+//                  every request device, netdev or not (must fail conformance);
+//   fake-abi10:    the well-behaved plugin, built as an ABI 1.0 plugin.
 #include <dranet/plugin.h>
 
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -24,6 +34,8 @@ struct FakeState {
   const dranet_host_t* host = nullptr;
   std::string greeting = "hello";
   std::string bad_attributes;
+  std::string routes, rules;            // fake-routes: explicit entries
+  std::vector<std::string> annotated;   // fake-badroute: netdev devices seen in annotate
 };
 
 [[maybe_unused]] const dranet_match_t kMatches[] = {{DRANET_MATCH_ALWAYS, 0, 0, nullptr}, {DRANET_MATCH_END, 0, 0, nullptr}};
@@ -32,6 +44,10 @@ struct FakeState {
     {sizeof(dranet_config_key_t), "bad-attributes", "", "emit invalid attributes (\"true\")"},
     {sizeof(dranet_config_key_t), "init-delay-ms", "10000", "fake-slow: how long init blocks"},
     {sizeof(dranet_config_key_t), "throw-in", "init", "fake-throws: init or annotate"},
+    {sizeof(dranet_config_key_t), "routes", "",
+     "fake-routes: routes to add, \"device|destination|gateway|source|table|metric|scope\" joined by ;"},
+    {sizeof(dranet_config_key_t), "rules", "",
+     "fake-routes: rules to add, \"device|source|destination|table|priority\" joined by ;"},
     {0, nullptr, nullptr, nullptr}};
 
 [[maybe_unused]] std::string ConfigOr(const dranet_host_t* host, const char* key, const char* fallback) {
@@ -66,6 +82,8 @@ struct FakeState {
   if (s == nullptr) return dranet_error_set(err, DRANET_ERR_NO_MEMORY, 0, "no memory");
   s->greeting = ConfigOr(host, "greeting", "hello");
   s->bad_attributes = ConfigOr(host, "bad-attributes", "");
+  s->routes = ConfigOr(host, "routes", "");
+  s->rules = ConfigOr(host, "rules", "");
   DRANET_LOG(host, DRANET_LOG_INFO, "fake plugin initialised with greeting %s", s->greeting.c_str());
   *state_out = s;
   return DRANET_OK;
@@ -104,6 +122,9 @@ struct FakeState {
 #else
   dranet_attr_t hello{sizeof(dranet_attr_t), DRANET_ATTR_STRING, "fake.dra.net/hello", s->greeting.c_str(), 0};
   sink->add_attr(sink->sink_ctx, &hello);
+#if defined(FAKE_VARIANT_BADROUTE)
+  if (device->if_name != nullptr && device->if_name[0] != '\0') s->annotated.emplace_back(device->name);
+#endif
   if (device->if_name != nullptr && device->if_name[0] != '\0') {
 #if defined(FAKE_VARIANT_RAWSYS)
     std::string path = std::string("/sys/class/net/") + device->if_name;  // ignores the roots: forbidden
@@ -128,9 +149,100 @@ struct FakeState {
 #endif
 }
 
+#if defined(FAKE_VARIANT_ROUTES) || defined(FAKE_VARIANT_BADROUTE)
+[[maybe_unused]] std::vector<std::string> Split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t end = text.find(sep, start);
+    out.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return out;
+    start = end + 1;
+  }
+}
+
+uint32_t Number(const std::string& text) { return static_cast<uint32_t>(std::strtoul(text.c_str(), nullptr, 10)); }
+
+// Adds one route; fields as in the "routes" configuration key.
+dranet_status_t AddRoute(const dranet_edit_sink_t* sink, const std::vector<std::string>& f) {
+  dranet_route_t r{};
+  r.struct_size = sizeof r;
+  r.destination = f.at(1).c_str();
+  r.gateway = f.at(2).c_str();
+  r.source = f.at(3).c_str();
+  r.table = Number(f.at(4));
+  r.metric = Number(f.at(5));
+  r.scope = Number(f.at(6));
+  return dranet_sink_add_route(sink, f.at(0).c_str(), &r);
+}
+
+dranet_status_t AddRule(const dranet_edit_sink_t* sink, const std::vector<std::string>& f) {
+  dranet_rule_t r{};
+  r.struct_size = sizeof r;
+  r.source = f.at(1).c_str();
+  r.destination = f.at(2).c_str();
+  r.table = Number(f.at(3));
+  r.priority = Number(f.at(4));
+  return dranet_sink_add_rule(sink, f.at(0).c_str(), &r);
+}
+#endif
+
+#if defined(FAKE_VARIANT_ROUTES)
+// Every configured route and rule (or the default pair per netdev), with
+// the sink's answers in env FAKE_ROUTE_STATUS.
+dranet_status_t InjectRoutes(const FakeState* s, const dranet_inject_request_t* req, const dranet_edit_sink_t* sink) {
+  std::string statuses;
+  auto record = [&](dranet_status_t st) {
+    if (!statuses.empty()) statuses += ",";
+    statuses += std::to_string(st);
+  };
+  if (s->routes.empty() && s->rules.empty()) {
+    for (uint32_t i = 0; i < req->n_devices; ++i) {
+      const dranet_device_t& d = req->devices[i];
+      if (d.if_name == nullptr || d.if_name[0] == '\0') continue;
+      std::string table = std::to_string(100 + i);
+      record(AddRoute(sink, {d.name, "0.0.0.0/0", "192.0.2.1", "", table, "", "0"}));
+      record(AddRule(sink, {d.name, "192.0.2.0/24", "", table, ""}));
+    }
+  }
+  for (const auto& entry : s->routes.empty() ? std::vector<std::string>{} : Split(s->routes, ';')) {
+    auto f = Split(entry, '|');
+    f.resize(7);
+    record(AddRoute(sink, f));
+  }
+  for (const auto& entry : s->rules.empty() ? std::vector<std::string>{} : Split(s->rules, ';')) {
+    auto f = Split(entry, '|');
+    f.resize(5);
+    record(AddRule(sink, f));
+  }
+  return sink->add_env(sink->sink_ctx, "FAKE_ROUTE_STATUS", statuses.c_str());
+}
+#endif
+
+#if defined(FAKE_VARIANT_BADROUTE)
+// The bug the conformance suite must catch: routes for devices remembered
+// from annotate (not necessarily in this request) and for request devices
+// without a netdev; the host's refusals are ignored.
+void InjectBadRoutes(const FakeState* s, const dranet_inject_request_t* req, const dranet_edit_sink_t* sink) {
+  std::vector<std::string> targets = s->annotated;
+  for (uint32_t i = 0; i < req->n_devices; ++i) targets.emplace_back(req->devices[i].name);
+  for (const auto& name : targets) {
+    (void)AddRoute(sink, {name, "192.0.2.0/24", "", "", "", "", "253"});
+    (void)AddRule(sink, {name, "192.0.2.0/24", "", "100", ""});
+  }
+}
+#endif
+
 [[maybe_unused]] dranet_status_t Inject(void* state, const dranet_inject_request_t* req, const dranet_edit_sink_t* sink,
                        dranet_error_t* err) {
+#if defined(FAKE_VARIANT_ROUTES)
+  dranet_status_t rs = InjectRoutes(static_cast<const FakeState*>(state), req, sink);
+  if (rs != DRANET_OK) return dranet_error_set(err, rs, 0, "env FAKE_ROUTE_STATUS refused");
+#elif defined(FAKE_VARIANT_BADROUTE)
+  InjectBadRoutes(static_cast<const FakeState*>(state), req, sink);
+#else
   (void)state;
+#endif
   std::string names;
   for (uint32_t i = 0; i < req->n_devices; ++i) {
     if (!names.empty()) names += ",";
@@ -162,6 +274,8 @@ const dranet_plugin_t kDescriptor = {
     sizeof(dranet_plugin_t),
 #if defined(FAKE_VARIANT_BADABI)
     DRANET_ABI_VERSION(2, 0),
+#elif defined(FAKE_VARIANT_ABI10)
+    DRANET_ABI_VERSION(1, 0),  // built before routes existed: never touches add_route
 #else
     DRANET_ABI_CURRENT,
 #endif

@@ -7,7 +7,10 @@
 //      node snapshot in tests/nodes (loaded or not-applicable, never failed);
 //   4. it honours the roots: its output is identical when the machine's own
 //      /sys is hidden behind an empty tmpfs (needs root; skipped otherwise);
-//   5. it never prints to stdout or stderr.
+//   5. it never prints to stdout or stderr;
+//   6. every edit it makes at inject is accepted by the host, and its routes
+//      and rules (ABI 1.1) name only the request's devices that have a
+//      netdev — also when the request is a subset of what it annotated.
 // Metadata HTTP is answered by a stub that refuses, so no check reaches a
 // real metadata service.
 #include <fcntl.h>
@@ -78,7 +81,17 @@ std::vector<dranet::inventory::Device> SampleDevices() {
   dranet::inventory::Device virt;
   virt.name = "gpu0rdma0";
   virt.if_name = "gpu0rdma0";
-  return {rdma, virt};
+  dranet::inventory::Device ib_only;  // an IB VF: RDMA device, no netdev
+  ib_only.name = "pci-0000-00-04-0";
+  ib_only.pci_address = "0000:00:04.0";
+  ib_only.rdma_device = "mlx5_1";
+  ib_only.driver = "mlx5_core";
+  ib_only.pci_vendor_id = 0x15b3;
+  ib_only.pci_device_id = 0x101e;
+  ib_only.numa_node = 0;
+  ib_only.attributes["dra.net/rdma"] = true;
+  ib_only.attributes["dra.net/rdmaDevice"] = std::string("mlx5_1");
+  return {rdma, virt, ib_only};
 }
 
 // Everything observable the plugin produced, as text.
@@ -102,8 +115,29 @@ std::string RunAll(const fs::path& host_root, dranet::Logger& logger) {
   auto edits = host.Inject({"ns", "claim", "uid"}, devices);
   for (const auto& [k, v] : edits.env) out << "env " << k << "=" << v << "\n";
   for (const auto& n : edits.dev_nodes) out << "node " << n.path << "\n";
+  for (const auto& r : edits.routes)
+    out << "route " << r.device << " " << r.destination << " via " << r.gateway << " table " << r.table << "\n";
+  for (const auto& r : edits.rules) out << "rule " << r.device << " from " << r.source << " table " << r.table << "\n";
   for (const auto& e : edits.errors) out << "error " << e << "\n";
   return out.str();
+}
+
+// Check 6 for one inject: routes and rules only on `request`'s netdevs, and
+// nothing the host refused.
+void ExpectOnlyRequestNetdevs(const InjectionEdits& edits, const std::vector<dranet::inventory::Device>& request,
+                              const std::string& where) {
+  auto netdev_of_request = [&](const std::string& name) {
+    for (const auto& d : request)
+      if (d.name == name) return !d.if_name.empty();
+    return false;
+  };
+  for (const auto& r : edits.routes)
+    EXPECT_TRUE(netdev_of_request(r.device))
+        << where << ": route " << r.destination << " on \"" << r.device << "\", not a netdev of the request";
+  for (const auto& r : edits.rules)
+    EXPECT_TRUE(netdev_of_request(r.device))
+        << where << ": rule lookup " << r.table << " on \"" << r.device << "\", not a netdev of the request";
+  for (const auto& e : edits.errors) ADD_FAILURE() << where << ": the host refused an edit (the claim would fail): " << e;
 }
 
 // Runs `body` in a child process and returns what it wrote to `result_fd`,
@@ -213,6 +247,29 @@ TEST(Conformance, SurvivesInitFiniCyclesOnEveryNode) {
       host.Annotate(devices);
       (void)host.Discover();
       (void)host.Inject({"ns", "claim", "uid"}, devices);
+    }
+  }
+}
+
+// A claim gets the plugin's routes and rules for its own netdevs only:
+// never for a device without a netdev, never for a device of another claim
+// (e.g. one remembered from annotate). Every request is checked: all
+// sample devices and each device alone, on an empty node and every snapshot.
+TEST(Conformance, InjectEditsOnlyTheRequestsNetdevs) {
+  std::vector<fs::path> roots{TempDir("inject-root")};
+  for (const auto& s : Snapshots()) roots.push_back(s);
+  for (const auto& root : roots) {
+    std::ostringstream log;
+    dranet::Logger logger(log);
+    PluginHost host(OptionsFor(PluginDir(), root), logger);
+    auto devices = SampleDevices();
+    host.Annotate(devices);
+    std::vector<std::vector<dranet::inventory::Device>> requests{devices};
+    for (const auto& d : devices) requests.push_back({d});
+    for (const auto& request : requests) {
+      std::string where = root.filename().string() + ", request {";
+      for (const auto& d : request) where += d.name + (&d == &request.back() ? "}" : ",");
+      ExpectOnlyRequestNetdevs(host.Inject({"ns", "claim", "uid"}, request), request, where);
     }
   }
 }

@@ -23,6 +23,6 @@ done
 chmod 755 "$work" "$work/plugins"
 out=$("$build/bin/dranetctl" plugins --plugin-dir "$work/plugins" --allow-non-root-plugin-dir)
 echo "$out"
-grep -Eq '^hello-c +1\.0\.0 +1\.0 +loaded +attributes ' <<<"$out"
-grep -Eq '^linkspeed-cxx +1\.0\.0 +1\.0 +loaded +attributes injection ' <<<"$out"
+grep -Eq '^hello-c +1\.0\.0 +1\.1 +loaded +attributes ' <<<"$out"
+grep -Eq '^linkspeed-cxx +1\.0\.0 +1\.1 +loaded +attributes injection ' <<<"$out"
 echo "sdk examples: built out of tree, loaded, conformant"

@@ -40,7 +40,9 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define DRANET_ABI_MAJOR 1
-#define DRANET_ABI_MINOR 0
+/* 1.0: the first release. 1.1: dranet_route_t, dranet_rule_t and the edit
+ * sink's add_route / add_rule (per-netdev routes and policy rules). */
+#define DRANET_ABI_MINOR 1
 /* A version word: major in the high 16 bits, minor in the low 16 bits. */
 #define DRANET_ABI_VERSION(maj, min) ((((uint32_t)(maj)) << 16) | ((uint32_t)(min) & 0xffffu))
 #define DRANET_ABI_MAJOR_OF(v) (((uint32_t)(v)) >> 16)
@@ -242,18 +244,82 @@ typedef struct dranet_mount {
   const char *const *options; /* e.g. {"ro", "nosuid", "bind"}; NULL when n_options is 0 */
 } dranet_mount_t;
 
+/* ABI 1.1: a route to install on one netdev of the claim once it is in the
+ * pod's network namespace (e.g. a cloud's per-NIC policy routing table).
+ * Every string is borrowed for the add_route call; addresses are textual
+ * (inet_pton forms), and all addresses of one route are of one family. */
+#define DRANET_ROUTE_SCOPE_UNIVERSE 0 /* RT_SCOPE_UNIVERSE: via a gateway */
+#define DRANET_ROUTE_SCOPE_LINK 253   /* RT_SCOPE_LINK: directly on the link */
+
+typedef struct dranet_route {
+  uint32_t struct_size;    /* sizeof(dranet_route_t), set by the plugin */
+  uint32_t table;          /* routing table id; 0 = main; 255 (local) is refused */
+  uint32_t metric;         /* route priority; 0 = the kernel default */
+  uint32_t scope;          /* DRANET_ROUTE_SCOPE_UNIVERSE or DRANET_ROUTE_SCOPE_LINK */
+  const char *destination; /* CIDR with the host bits clear, e.g. "10.0.0.0/24";
+                              "0.0.0.0/0" or "::/0" for a default route. Required. */
+  const char *gateway;     /* next-hop address, e.g. "10.0.0.1"; NULL or "" = on-link,
+                              which needs scope LINK. A LINK route has no gateway. */
+  const char *source;      /* preferred source address (no prefix); NULL or "" = none */
+} dranet_route_t;
+
+/* ABI 1.1: a policy-routing rule for one netdev of the claim, added in the
+ * pod's network namespace: "from <source> to <destination> lookup <table>".
+ * Strings are borrowed for the add_rule call; source and destination, when
+ * both are given, are of one family (a rule with neither is IPv4). */
+typedef struct dranet_rule {
+  uint32_t struct_size;    /* sizeof(dranet_rule_t), set by the plugin */
+  uint32_t priority;       /* rule preference; 0 = the kernel chooses */
+  uint32_t table;          /* table to look up: not 0 (unspecified) and not 255 (local) */
+  uint32_t reserved;       /* must be 0 (explicit padding; the host refuses other values) */
+  const char *source;      /* CIDR with the host bits clear, or NULL / "" = from all */
+  const char *destination; /* CIDR with the host bits clear, or NULL / "" = to all */
+} dranet_rule_t;
+
 /* Edits for every container of the pods using the claim. The host copies,
  * checks conflicts across plugins (two values for one env name fail the
  * claim with an error naming both plugins), and never overrides env a
- * container sets itself. Valid only during the inject() call. */
+ * container sets itself. Valid only during the inject() call.
+ *
+ * A rejected edit returns DRANET_ERR_INVALID_ARG; the host logs why and the
+ * claim's preparation fails with that message, so plugins should only emit
+ * what they know to be valid. */
 typedef struct dranet_edit_sink {
-  uint32_t struct_size;
+  uint32_t struct_size; /* sizeof(dranet_edit_sink_t) as the host was built */
   void *sink_ctx;
   dranet_status_t (*add_dev_node)(void *sink_ctx, const dranet_dev_node_t *node);
   dranet_status_t (*add_mount)(void *sink_ctx, const dranet_mount_t *mount);
   dranet_status_t (*add_env)(void *sink_ctx, const char *name, const char *value);
   dranet_status_t (*add_annotation)(void *sink_ctx, const char *key, const char *value);
+  /* ABI 1.1. A host built for 1.0 hands a shorter sink: check
+   * DRANET_HAS_FIELD(sink, dranet_edit_sink_t, add_route) first, or call
+   * dranet_sink_add_route(), which does. `device_name` is the published
+   * name (dranet_device_t.name) of one of this request's devices that has a
+   * netdev (non-empty if_name); anything else is refused. The route is
+   * installed on that netdev in the pod. Both borrowed for the call. */
+  dranet_status_t (*add_route)(void *sink_ctx, const char *device_name, const dranet_route_t *route);
+  /* ABI 1.1, as add_route: a policy rule that belongs to that netdev (added
+   * with it in the pod, removed with it). */
+  dranet_status_t (*add_rule)(void *sink_ctx, const char *device_name, const dranet_rule_t *rule);
+  /* Append new members below this line only. */
 } dranet_edit_sink_t;
+
+/* sink->add_route(...) when the host offers it (ABI 1.1+);
+ * DRANET_ERR_UNSUPPORTED from a 1.0 host, whose sink ends before add_route. */
+static inline dranet_status_t dranet_sink_add_route(const dranet_edit_sink_t *sink, const char *device_name,
+                                                    const dranet_route_t *route) {
+  if (!DRANET_HAS_FIELD(sink, dranet_edit_sink_t, add_route) || sink->add_route == NULL)
+    return DRANET_ERR_UNSUPPORTED;
+  return sink->add_route(sink->sink_ctx, device_name, route);
+}
+
+/* sink->add_rule(...) when the host offers it (ABI 1.1+); as above. */
+static inline dranet_status_t dranet_sink_add_rule(const dranet_edit_sink_t *sink, const char *device_name,
+                                                   const dranet_rule_t *rule) {
+  if (!DRANET_HAS_FIELD(sink, dranet_edit_sink_t, add_rule) || sink->add_rule == NULL)
+    return DRANET_ERR_UNSUPPORTED;
+  return sink->add_rule(sink->sink_ctx, device_name, rule);
+}
 
 /* ------------------------------------------------------------------------ */
 /* Declarative matching (evaluated by the host)                              */

@@ -211,6 +211,24 @@ class DeviceSink {
   const dranet_device_sink_t* s_;
 };
 
+// A route for one netdev of the claim (ABI 1.1; see dranet_route_t).
+struct Route {
+  std::string destination;  // CIDR, "0.0.0.0/0" / "::/0" for default
+  std::string gateway;      // "" = on-link (needs scope DRANET_ROUTE_SCOPE_LINK)
+  std::string source;       // preferred source address; "" = none
+  uint32_t table = 0;       // 0 = main
+  uint32_t metric = 0;
+  uint32_t scope = DRANET_ROUTE_SCOPE_UNIVERSE;
+};
+
+// A policy rule for one netdev of the claim (ABI 1.1; see dranet_rule_t).
+struct Rule {
+  std::string source;       // CIDR or "" (from all)
+  std::string destination;  // CIDR or "" (to all)
+  uint32_t table = 0;
+  uint32_t priority = 0;    // 0 = the kernel chooses
+};
+
 // Adds container edits for the claim being prepared.
 class EditSink {
  public:
@@ -246,7 +264,43 @@ class EditSink {
     detail::Check(s_->add_mount(s_->sink_ctx, &m), "mount");
   }
 
+  // True when the host takes routes and rules (ABI 1.1+). A 1.0 host hands
+  // a shorter sink; AddRoute/AddRule then throw Error(DRANET_ERR_UNSUPPORTED),
+  // so check this first when routes are optional for the plugin.
+  bool SupportsRoutes() const noexcept {
+    return DRANET_HAS_FIELD(s_, dranet_edit_sink_t, add_route) && s_->add_route != nullptr &&
+           DRANET_HAS_FIELD(s_, dranet_edit_sink_t, add_rule) && s_->add_rule != nullptr;
+  }
+  // `device` is the published name of one of the request's devices with a
+  // netdev (DeviceView::name()). Throws Error when the host refuses it.
+  void AddRoute(const std::string& device, const Route& route) const {
+    dranet_route_t r{};
+    r.struct_size = sizeof r;
+    r.table = route.table;
+    r.metric = route.metric;
+    r.scope = route.scope;
+    r.destination = route.destination.c_str();
+    r.gateway = route.gateway.c_str();
+    r.source = route.source.c_str();
+    Checked(dranet_sink_add_route(s_, device.c_str(), &r), "route " + route.destination + " on " + device);
+  }
+  void AddRule(const std::string& device, const Rule& rule) const {
+    dranet_rule_t r{};
+    r.struct_size = sizeof r;
+    r.priority = rule.priority;
+    r.table = rule.table;
+    r.source = rule.source.c_str();
+    r.destination = rule.destination.c_str();
+    Checked(dranet_sink_add_rule(s_, device.c_str(), &r), "rule for " + device);
+  }
+
  private:
+  static void Checked(dranet_status_t st, const std::string& what) {
+    if (st == DRANET_ERR_UNSUPPORTED)
+      throw Error(st, "the host (plugin ABI 1.0) does not take routes or rules: " + what +
+                          " (check SupportsRoutes() first)");
+    if (st != DRANET_OK) throw Error(st, "host rejected " + what);
+  }
   const dranet_edit_sink_t* s_;
 };
 

@@ -2,7 +2,8 @@
 // tests/fakes/kubelet/fake_kubelet.h — a client that behaves like kubelet
 // towards a DRA driver, over the real unix sockets.
 //
-// Registration, as kubelet's plugin watcher does it (spec/PROTOCOLS.md §2):
+// Registration, as kubelet's plugin watcher does it (kubernetes/kubernetes
+// pkg/kubelet/pluginmanager):
 // it watches the registration directory (inotify, plus a rescan every
 // scan_interval) for *.sock files (names starting
 // with '.' are ignored), dials each new or replaced one, calls GetInfo with a

@@ -1,27 +1,50 @@
 // dranet-demo — dranet end to end on one machine, against the bundled node
 // snapshot and the fakes of tests/fakes (API server, kubelet, NRI runtime):
 //
-//   1. allocates the node's claim templates the way the scheduler would
-//      (core/simulate, with the GPU driver's slices) and stores the
-//      allocated ResourceClaims in the fake API server;
-//   2. starts the real dranetd on the snapshot; it publishes its slices,
-//      registers with the fake kubelet and connects to the fake NRI runtime;
-//   3. the fake kubelet prepares every claim over the DRA gRPC API, the fake
-//      runtime starts each claim's pod (RunPodSandbox, CreateContainer);
-//   4. prints what each pod received — device nodes, env — and whether its
-//      GPU and NICs share a NUMA node; then tears the pods down.
+//   1. reads how the node type's deployment runs dranetd (the cloud's
+//      kustomize overlay: demo_overlay.h; e.g. IPoIB skipped on AKS) and
+//      allocates the node's claim templates the way the scheduler would
+//      (core/simulate, with the GPU driver's slices) on the devices dranetd
+//      will publish with those flags;
+//   2. as root: builds a private "node" network namespace with a real
+//      stand-in (veth) for every netdev the claims can allocate, carrying the
+//      snapshot's MTU, addresses and routes, and enters it (demo_netns.h);
+//   3. starts the real dranetd on the snapshot (--host-root) with those flags;
+//      it publishes its slices, registers with the fake kubelet and connects
+//      to the fake NRI runtime;
+//   4. the fake kubelet prepares every claim over the DRA gRPC API, the fake
+//      runtime starts each claim's pod in a network namespace of its own
+//      (RunPodSandbox, CreateContainer);
+//   5. prints what each pod received — device nodes, env, and inside its
+//      network namespace the netdevs with MTU, addresses and routes — and
+//      whether its GPU and NICs share a NUMA node; stops the pod and checks
+//      the netdevs are back on the node as they were; unprepares.
+// Without root (or without `ip`) step 2 is skipped, netdevs are not moved
+// and pods with netdevs get device-only checks (one line says so); dranetd
+// then runs in a user namespace of its own so that its capability check
+// passes.
 //
 // --check turns the printout into a test: each container must receive
-// exactly the char devices the allocation implies, and every step must work.
+// exactly the char devices the allocation implies, each netdev must arrive
+// in its pod with the snapshot's MTU, addresses and routes and come back
+// intact, and every step must work.
+#include <fcntl.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -32,11 +55,15 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "cel/publish_filter.h"
+#include "demo_netns.h"
+#include "demo_overlay.h"
 #include "fake_apiserver.h"
 #include "fake_kubelet.h"
 #include "fake_nri_runtime.h"
 #include "inventory/inventory.h"
 #include "inventory/snapshot.h"
+#include "plugins/plugin_flags.h"
 #include "plugins/plugin_host.h"
 #include "plugins/recorded_metadata.h"
 #include "simulate/simulate.h"
@@ -47,7 +74,7 @@ using namespace std::chrono_literals;
 namespace {
 
 struct DemoFlags {
-  std::string dranetd, snapshot, templates, gpu_slices, work_dir, plugin_dir;
+  std::string dranetd, snapshot, templates, gpu_slices, work_dir, plugin_dir, overlay;
   bool check = false;
 };
 
@@ -59,34 +86,60 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
-// dranetd as a child process; its log goes to a file in the work dir.
+// dranetd as a child process; its log (stderr) goes to a file in the work dir.
 class DaemonProcess {
  public:
   DaemonProcess(const std::string& binary, const std::vector<std::string>& args, const fs::path& log_file) {
+    // Everything the child needs is made before fork(): after it, only
+    // async-signal-safe calls (the parent has threads).
+    std::vector<char*> argv{const_cast<char*>(binary.c_str())};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const int log_fd = open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log_fd < 0) throw std::runtime_error("cannot write " + log_file.string());
+    const pid_t parent = getpid();
     pid_ = fork();
     if (pid_ == 0) {
-      FILE* f = freopen(log_file.c_str(), "w", stderr);
-      (void)f;
-      std::vector<char*> argv{const_cast<char*>(binary.c_str())};
-      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
+      dup2(log_fd, STDERR_FILENO);
+      prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive a demo killed outright
+      if (getppid() != parent) _exit(1);
+      sigset_t none;
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
       execv(binary.c_str(), argv.data());
+      static const char kExec[] = "dranet-demo: cannot exec dranetd\n";
+      (void)!write(STDERR_FILENO, kExec, sizeof kExec - 1);
       _exit(127);
     }
+    close(log_fd);
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    dranet::demo::TrackDaemon(pid_);
   }
   ~DaemonProcess() { Stop(); }
   pid_t pid() const { return pid_; }
+  // True (and the exit status kept) once the process has ended.
+  bool Exited() {
+    if (pid_ <= 0) return true;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+    Reaped(status);
+    return true;
+  }
   int Stop() {
     if (pid_ <= 0) return status_;
     kill(pid_, SIGTERM);
     int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (waitpid(pid_, &status, 0) == pid_) Reaped(status);
+    else pid_ = -1;  // reaped by the signal cleanup thread
     return status_;
   }
 
  private:
+  void Reaped(int status) {
+    pid_ = -1;
+    dranet::demo::TrackDaemon(-1);
+    status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
   pid_t pid_ = -1;
   int status_ = -1;
 };
@@ -146,6 +199,89 @@ std::string Kubeconfig(const std::string& server) {
          "    cluster: fake\n    user: u\n";
 }
 
+// What dranetd hands a pod for an RDMA device: uverbsN, umadN and rdma_cm —
+// never issmN, which lets a process claim the subnet-manager role
+// (docs/kubelet.md, kubelet/claim_plan_builder.h). The simulation's pod view
+// lists every char device of the device, issmN included.
+bool PodGetsCharDevice(const std::string& path) {
+  const std::string base = fs::path(path).filename().string();
+  return base.rfind("uverbs", 0) == 0 || base.rfind("umad", 0) == 0 || base == "rdma_cm";
+}
+
+std::string Join(const std::vector<std::string>& items, const std::string& sep = ", ") {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : sep) + item;
+  return out;
+}
+
+const dranet::inventory::LinkFacts* LinkNamed(const dranet::inventory::NetlinkFacts& facts, const std::string& name) {
+  for (const auto& link : facts.links)
+    if (link.name == name) return &link;
+  return nullptr;
+}
+
+std::vector<std::string> GlobalAddresses(const std::vector<std::string>& addresses) {
+  auto out = dranet::inventory::GlobalUnicastAddresses(addresses, AF_INET);
+  for (auto& a : dranet::inventory::GlobalUnicastAddresses(addresses, AF_INET6)) out.push_back(std::move(a));
+  return out;
+}
+
+// What netdev `name` must carry wherever it is (pod or node), per snapshot.
+struct ExpectedNetdev {
+  std::string name;
+  uint32_t mtu = 0;
+  std::vector<std::string> addresses;  // global unicast: what dranetd gives the pod
+  std::vector<dranet::inventory::RouteFacts> routes;
+};
+
+ExpectedNetdev ExpectedFor(const dranet::inventory::NetlinkFacts& snapshot, const std::string& name) {
+  ExpectedNetdev e;
+  e.name = name;
+  if (const auto* link = LinkNamed(snapshot, name)) {
+    e.mtu = link->mtu;
+    e.addresses = GlobalAddresses(link->addresses);
+    e.routes = dranet::demo::CarriedRoutes(snapshot, link->ifindex);
+  }
+  return e;
+}
+
+// The differences between netdev `e` as found in `facts` ("" when none).
+std::vector<std::string> NetdevProblems(const dranet::inventory::NetlinkFacts& facts, const ExpectedNetdev& e) {
+  std::vector<std::string> problems;
+  const auto* link = LinkNamed(facts, e.name);
+  if (link == nullptr) return {e.name + " is missing"};
+  if (e.mtu != 0 && link->mtu != e.mtu)
+    problems.push_back(e.name + " has MTU " + std::to_string(link->mtu) + ", the snapshot " + std::to_string(e.mtu));
+  for (const auto& a : e.addresses)
+    if (std::find(link->addresses.begin(), link->addresses.end(), a) == link->addresses.end())
+      problems.push_back(e.name + " lacks address " + a);
+  const auto routes = dranet::demo::CarriedRoutes(facts, link->ifindex);
+  for (const auto& want : e.routes) {
+    bool found = std::any_of(routes.begin(), routes.end(),
+                             [&](const auto& r) { return dranet::demo::SameRoute(r, want); });
+    if (!found) problems.push_back(e.name + " lacks route " + dranet::demo::FormatRoute(want, e.name));
+  }
+  return problems;
+}
+
+// `path` relative to the working directory when it lies below it.
+std::string Shown(const fs::path& path) {
+  std::error_code ec;
+  const auto relative = fs::relative(path, fs::current_path(ec), ec);
+  if (ec || relative.empty() || *relative.begin() == "..") return path.string();
+  return relative.string();
+}
+
+// Up to `lines` last lines of a file, indented.
+std::string Tail(const fs::path& file, std::size_t lines) {
+  std::ifstream in(file);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(in, line);) all.push_back(line);
+  std::string out;
+  for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) out += "    " + all[i] + "\n";
+  return out;
+}
+
 int Run(const DemoFlags& flags) {
   int failures = 0;
   auto fail = [&](const std::string& what) {
@@ -157,27 +293,87 @@ int Run(const DemoFlags& flags) {
   fs::remove_all(work);
   fs::create_directories(work / "kubelet/plugins_registry");
 
-  // 1. The scheduler's part: allocate the templates on this node.
+  // 0. How the node type's deployment runs dranetd.
+  dranet::demo::DaemonBehaviour behaviour;
+  const std::string cloud = dranet::demo::CloudOf(flags.snapshot);
+  if (flags.overlay != "none") {
+    const fs::path overlay =
+        flags.overlay.empty() ? fs::path(DRANET_DEMO_OVERLAYS_DIR) / cloud : fs::path(flags.overlay);
+    if (flags.overlay.empty() && !fs::exists(overlay / "daemonset-patch.yaml")) {
+      std::cout << "no deployment overlay at " << overlay.string() << ": dranetd runs with its defaults\n";
+    } else {
+      behaviour = dranet::demo::ReadOverlay(overlay);
+    }
+  }
+  if (!behaviour.source.empty())
+    std::cout << "dranetd flags " << (flags.overlay.empty() ? "of the " + cloud + " deployment" : std::string("of"))
+              << " (" << Shown(behaviour.source)
+              << "): " << (behaviour.args.empty() ? "(none)" : Join(behaviour.args, " ")) << "\n";
+
+  // 1. The scheduler's part: allocate the templates on this node, on the
+  // devices dranetd will publish (discovery with the deployment's flags, its
+  // plugins reading the snapshot's recorded cloud metadata, the publish filter).
   std::ostringstream quiet;
   dranet::Logger quiet_logger(quiet);
   dranet::inventory::DiscoveryOptions discovery;
   discovery.host_root = flags.snapshot;
-  // The devices dranetd will publish: discovery plus its plugins, which read
-  // the snapshot's recorded cloud metadata.
+  discovery.skip_ipoib = !behaviour.move_ib_interfaces;
   dranet::plugins::PluginHostOptions plugin_options;
+  dranet::plugins::ApplyPluginFlags(behaviour.plugins, plugin_options);
+  if (dranet::demo::Rootless()) plugin_options.require_root_owned = false;  // as dranetd, below
   plugin_options.plugin_dirs = {flags.plugin_dir.empty() ? fs::path(flags.dranetd).parent_path() / "../lib/dranet/plugins"
                                                         : fs::path(flags.plugin_dir)};
   plugin_options.host_root = flags.snapshot;
   plugin_options.http_get = dranet::plugins::RecordedMetadataGetter(flags.snapshot);
   dranet::plugins::PluginHost plugin_host(plugin_options, quiet_logger);
-  auto devices = dranet::plugins::WithPlugins(plugin_host, dranet::inventory::Discover(discovery, quiet_logger),
-                                              quiet_logger);
+  const auto devices = dranet::cel::ApplyPublishFilter(
+      dranet::cel::CompilePublishFilter(behaviour.filter),
+      dranet::plugins::WithPlugins(plugin_host, dranet::inventory::Discover(discovery, quiet_logger), quiet_logger),
+      quiet_logger);
   std::string node = "demo-node";
   if (auto info = dranet::inventory::ReadSnapshotInfo(flags.snapshot, quiet_logger)) node = info->node_name;
   auto slice_devices = dranet::simulate::FromInventory(devices, node);
   if (!flags.gpu_slices.empty())
     for (auto& d : dranet::simulate::ParseResourceSlices(ReadFile(flags.gpu_slices))) slice_devices.push_back(std::move(d));
   auto results = dranet::simulate::Simulate(dranet::simulate::ParseClaimTemplates(ReadFile(flags.templates)), slice_devices);
+
+  // 2. The node's netdevs: real stand-ins in a node network namespace.
+  const auto snapshot_facts = dranet::inventory::ReadSnapshotNetlinkFacts(flags.snapshot, quiet_logger);
+  std::vector<std::string> netdevs;  // every netdev a claim can allocate
+  for (const auto& d : devices)
+    if (!d.if_name.empty()) netdevs.push_back(d.if_name);
+  std::string skip = dranet::demo::NetnsUnavailableReason();
+  std::unique_ptr<dranet::demo::NetnsLab> lab;
+  if (skip.empty()) {
+    for (const auto& name : dranet::demo::RemoveStaleNamespaces())
+      std::cout << "removed network namespace " << name << " (left by a demo that was killed)\n";
+    try {
+      lab = std::make_unique<dranet::demo::NetnsLab>();
+    } catch (const std::exception& e) {
+      skip = e.what();
+    }
+  }
+  if (lab) {
+    for (const auto& name : netdevs) {
+      try {
+        lab->AddStandIn(snapshot_facts, name);
+      } catch (const std::exception& e) {
+        fail(std::string("stand-in for ") + name + ": " + e.what());
+      }
+    }
+    std::cout << "node network namespace " << lab->node_netns() << ": ";
+    if (netdevs.empty()) std::cout << "no netdev among the devices to allocate\n";
+    else
+      std::cout << netdevs.size() << " stand-in netdev(s) (veth) with the snapshot's MTU, addresses and routes: "
+                << Join(netdevs) << "\n";
+    // The fakes' sockets and dranetd (a child) live in it from here on.
+    lab->EnterNode();
+  } else {
+    std::cout << "network namespaces skipped (" << skip
+              << "): netdevs are not moved, pods with netdevs get device-only checks"
+              << (dranet::demo::Rootless() ? "; the demo and dranetd run in a user namespace of their own" : "")
+              << "\n";
+  }
 
   dranet::fakes::FakeApiServer api;
   api.RequireToken("demo");
@@ -201,7 +397,7 @@ int Run(const DemoFlags& flags) {
     claims.push_back({&r, {"ml", doc["metadata"]["name"].GetString(), doc["metadata"]["uid"].GetString()}, pod_uid});
   }
 
-  // 2. The node's part: runtime, kubelet, dranetd.
+  // 3. The node's part: runtime, kubelet, dranetd.
   dranet::testing::FakeNriRuntime::Options runtime_options;
   runtime_options.socket_path = (work / "nri.sock").string();
   dranet::testing::FakeNriRuntime runtime(runtime_options);
@@ -211,16 +407,32 @@ int Run(const DemoFlags& flags) {
   dranet::fakes::FakeKubelet kubelet(kubelet_options);
   kubelet.Start();
   std::ofstream(work / "kubeconfig") << Kubeconfig(api.url());
+  std::vector<std::string> daemon_args{"--kubeconfig", (work / "kubeconfig").string(), "--node-name", node,
+                                       "--host-root", flags.snapshot, "--kubelet-root-dir", (work / "kubelet").string(),
+                                       "--state-dir", (work / "state").string(), "--nri-socket",
+                                       runtime_options.socket_path, "--metrics-address", "off", "-v", "2"};
+  daemon_args.insert(daemon_args.end(), behaviour.args.begin(), behaviour.args.end());
+  // In the demo's own user namespace the root-owned plugin directory shows
+  // up as owned by nobody (the host's root is not mapped there).
+  if (dranet::demo::Rootless()) daemon_args.push_back("--allow-non-root-plugin-dir");
   const auto spawned = std::chrono::steady_clock::now();
-  DaemonProcess dranetd(flags.dranetd,
-                        {"--kubeconfig", (work / "kubeconfig").string(), "--node-name", node, "--host-root",
-                         flags.snapshot, "--kubelet-root-dir", (work / "kubelet").string(), "--state-dir",
-                         (work / "state").string(), "--nri-socket", runtime_options.socket_path,
-                         "--metrics-address", "off", "-v", "2"},
-                        work / "dranetd.log");
+  DaemonProcess dranetd(flags.dranetd, daemon_args, work / "dranetd.log");
   std::cout << "dranetd on " << node << " (snapshot " << flags.snapshot << "), log: " << (work / "dranetd.log").string()
             << "\n";
-  if (!kubelet.WaitForPlugin("dra.net", 60s)) fail("dranetd did not register with the kubelet");
+  bool registered = false;
+  for (auto deadline = spawned + 60s; !registered && std::chrono::steady_clock::now() < deadline;) {
+    registered = kubelet.WaitForPlugin("dra.net", 250ms).has_value();
+    if (!registered && dranetd.Exited()) break;
+  }
+  if (!registered) {
+    const bool exited = dranetd.Exited();
+    const int rc = dranetd.Stop();
+    const std::string tail = Tail(work / "dranetd.log", 5);
+    fail((exited ? "dranetd exited with " + std::to_string(rc) + " before registering with the kubelet"
+                 : std::string("dranetd did not register with the kubelet within 60 s")) +
+         (tail.empty() ? "; its log is empty" : "; the end of its log:\n" + tail));
+    return 1;
+  }
   if (!runtime.AcceptPlugin(60s)) fail("dranetd did not connect to the NRI runtime");
   std::cout << "registered with kubelet (DRA v1), connected to NRI as " << runtime.plugin_name() << "/"
             << runtime.plugin_index() << "\n";
@@ -230,7 +442,7 @@ int Run(const DemoFlags& flags) {
   std::cout << "published " << api.ListObjects("/apis/resource.k8s.io/v1/resourceslices").size()
             << " ResourceSlice(s); registered, connected and published " << up_ms.count() << " ms after exec\n\n";
 
-  // 3. Prepare every claim, start its pod.
+  // 4. Prepare every claim, start its pod.
   std::vector<dranet::fakes::KubeletClaim> kubelet_claims;
   for (const auto& c : claims) kubelet_claims.push_back(c.kubelet);
   auto prepared = kubelet.Prepare("dra.net", dranet::fakes::DraApi::kV1, kubelet_claims);
@@ -243,37 +455,118 @@ int Run(const DemoFlags& flags) {
       continue;
     }
     std::cout << "  prepared: " << it->second.devices.size() << " dra.net device(s)\n";
-    auto pod = dranet::testing::FakeNriRuntime::MakePod(c.pod_uid, "ml", r.template_name + "-worker", "");
-    if (auto st = runtime.RunPodSandbox(pod); !st.ok()) fail("RunPodSandbox: " + st.message);
+    const std::vector<std::string>& pod_netdevs = r.pod.netdevs;
+    // Without network namespaces, a pod with netdevs gets no sandbox hooks
+    // (dranetd would have nowhere to move them): device-only checks.
+    const bool sandbox_hooks = lab || pod_netdevs.empty();
+    std::string pod_netns;
+    if (lab) pod_netns = lab->AddPod();
+    const std::string pod_name = r.template_name + "-worker";
+    auto pod = dranet::testing::FakeNriRuntime::MakePod(
+        c.pod_uid, "ml", pod_name, lab ? dranet::demo::NetnsLab::PathOf(pod_netns) : "");
+    bool started = false;
+    if (sandbox_hooks) {
+      if (auto st = runtime.RunPodSandbox(pod); !st.ok()) fail("RunPodSandbox: " + st.message);
+      else started = true;
+    } else {
+      std::cout << "  netdevs " << Join(pod_netdevs) << ": not moved (network namespaces skipped)\n";
+    }
     auto container = dranet::testing::FakeNriRuntime::MakeContainer(pod, "worker", {});
     dranet::testing::api::ContainerAdjustment adjust;
     if (auto st = runtime.CreateContainer(pod, container, &adjust); !st.ok()) fail("CreateContainer: " + st.message);
     std::set<std::string> got, want;
+    std::vector<std::string> withheld;
     std::cout << "  container receives:\n";
     for (const auto& d : adjust.linux().devices()) {
       std::cout << "    " << d.path() << " (" << d.type() << " " << d.major() << ":" << d.minor() << ")\n";
       got.insert(d.path());
     }
     for (const auto& e : adjust.env()) std::cout << "    env " << e.key() << "=" << e.value() << "\n";
-    for (const auto& cd : r.pod.char_devices) want.insert("/dev/" + cd.path);
-    if (got != want) fail("device nodes differ from what the allocation implies");
+    for (const auto& cd : r.pod.char_devices) {
+      if (PodGetsCharDevice(cd.path)) want.insert("/dev/" + cd.path);
+      else withheld.push_back(fs::path(cd.path).filename().string());
+    }
+    if (!withheld.empty())
+      std::cout << "    (withheld: " << Join(withheld)
+                << " — issmN grants the subnet-manager role, never given to pods)\n";
+    if (got != want) {
+      std::vector<std::string> missing, extra;
+      std::set_difference(want.begin(), want.end(), got.begin(), got.end(), std::back_inserter(missing));
+      std::set_difference(got.begin(), got.end(), want.begin(), want.end(), std::back_inserter(extra));
+      fail("device nodes differ from what the allocation implies: missing [" + Join(missing) + "], unexpected [" +
+           Join(extra) + "]");
+    }
+    // The pod's network namespace: every netdev of the claim, as on the node.
+    if (lab && started && !pod_netdevs.empty()) {
+      try {
+        const auto facts = dranet::demo::ReadFactsIn(dranet::demo::NetnsLab::PathOf(pod_netns), quiet_logger);
+        std::cout << "  pod network namespace " << pod_netns << " receives:\n";
+        for (const auto& link : facts.links) {
+          if (link.flags & IFF_LOOPBACK) continue;
+          std::cout << "    " << link.name << " mtu " << link.mtu << ((link.flags & IFF_UP) ? " up" : " down");
+          for (const auto& a : link.addresses) std::cout << " " << a;
+          std::cout << "\n";
+          auto routes = dranet::demo::CarriedRoutes(facts, link.ifindex);
+          std::stable_sort(routes.begin(), routes.end(), [](const auto& a, const auto& b) {
+            return a.nexthops.front().gateway.empty() && !b.nexthops.front().gateway.empty();
+          });  // on-link routes first, as they are installed
+          for (const auto& route : routes)
+            std::cout << "      route " << dranet::demo::FormatRoute(route, link.name) << "\n";
+        }
+        for (const auto& name : pod_netdevs) {
+          const auto expected = ExpectedFor(snapshot_facts, name);
+          if (expected.routes.empty())
+            std::cout << "    (" << name << ": the snapshot records no routes to carry along)\n";
+          for (const auto& problem : NetdevProblems(facts, expected)) fail("in the pod: " + problem);
+        }
+      } catch (const std::exception& e) {
+        fail(std::string("reading the pod network namespace: ") + e.what());
+      }
+    }
     // GPU and NIC NUMA nodes.
-    std::optional<int64_t> gpu_numa;
-    std::set<int64_t> nic_numa;
+    std::set<int64_t> gpu_numa, nic_numa;
     for (const auto& a : r.allocation) {
       auto numa = NumaOf(a);
       if (!numa) continue;
-      if (a.driver == "dra.net") nic_numa.insert(*numa);
-      else gpu_numa = numa;
+      (a.driver == "dra.net" ? nic_numa : gpu_numa).insert(*numa);
     }
-    if (gpu_numa && !nic_numa.empty()) {
-      bool aligned = nic_numa.size() == 1 && *nic_numa.begin() == *gpu_numa;
-      std::cout << "  GPU on NUMA " << *gpu_numa << ", NIC(s) on NUMA";
+    if (!gpu_numa.empty() && !nic_numa.empty()) {
+      const bool aligned = nic_numa.size() == 1 && gpu_numa == nic_numa;
+      std::cout << (gpu_numa.size() == 1 ? "  GPU on NUMA" : "  GPUs on NUMA");
+      for (auto n : gpu_numa) std::cout << " " << n;
+      std::cout << ", NIC(s) on NUMA";
       for (auto n : nic_numa) std::cout << " " << n;
       std::cout << (aligned ? "  -> aligned\n" : "  -> NOT aligned (cross-NUMA traffic)\n");
     }
-    if (auto st = runtime.StopPodSandbox(pod); !st.ok()) fail("StopPodSandbox: " + st.message);
-    if (auto st = runtime.RemovePodSandbox(pod); !st.ok()) fail("RemovePodSandbox: " + st.message);
+    if (sandbox_hooks)
+      if (auto st = runtime.StopPodSandbox(pod); !st.ok()) fail("StopPodSandbox: " + st.message);
+    // Back on the node as they were.
+    if (lab && started && !pod_netdevs.empty()) {
+      try {
+        const auto node_facts =
+            dranet::demo::ReadFactsIn(dranet::demo::NetnsLab::PathOf(lab->node_netns()), quiet_logger);
+        const auto pod_facts = dranet::demo::ReadFactsIn(dranet::demo::NetnsLab::PathOf(pod_netns), quiet_logger);
+        int bad = 0;
+        for (const auto& name : pod_netdevs) {
+          if (LinkNamed(pod_facts, name)) {
+            fail("after StopPodSandbox " + name + " is still in the pod");
+            ++bad;
+          }
+          for (const auto& problem : NetdevProblems(node_facts, ExpectedFor(snapshot_facts, name))) {
+            fail("after StopPodSandbox on the node: " + problem);
+            ++bad;
+          }
+        }
+        if (bad == 0)
+          std::cout << "  after StopPodSandbox: " << Join(pod_netdevs)
+                    << " back in the node namespace with MTU, addresses and routes\n";
+      } catch (const std::exception& e) {
+        fail(std::string("reading the network namespaces after StopPodSandbox: ") + e.what());
+      }
+    }
+    if (sandbox_hooks)
+      if (auto st = runtime.RemovePodSandbox(pod); !st.ok()) fail("RemovePodSandbox: " + st.message);
+    if (lab) lab->RemovePod(pod_netns);
   }
   // The daemon's footprint after serving every claim.
   {
@@ -302,6 +595,8 @@ int Run(const DemoFlags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any thread exists: termination signals go to the cleanup thread.
+  dranet::demo::BlockTerminationSignals();
   CLI::App app{"dranet end to end on one machine: snapshot + fake API server, kubelet and NRI runtime"};
   DemoFlags flags;
   app.add_option("--dranetd", flags.dranetd, "The dranetd binary")->required()->check(CLI::ExistingFile);
@@ -309,9 +604,17 @@ int main(int argc, char** argv) {
   app.add_option("--templates", flags.templates, "ResourceClaimTemplates to allocate")->required()->check(CLI::ExistingFile);
   app.add_option("--gpu-slices", flags.gpu_slices, "The GPU driver's ResourceSlices")->check(CLI::ExistingFile);
   app.add_option("--plugin-dir", flags.plugin_dir, "dranetd's plugin directory (default: beside --dranetd)");
+  app.add_option("--overlay", flags.overlay,
+                 "Deployment overlay whose dranetd flags to use (default: packaging/deploy/overlays/<the "
+                 "snapshot's cloud>; \"none\": dranetd's defaults)");
   app.add_option("--work-dir", flags.work_dir, "Keep sockets, state and the dranetd log here");
   app.add_flag("--check", flags.check, "Exit non-zero when a pod does not receive what its allocation implies");
   CLI11_PARSE(app, argc, argv);
+  if (geteuid() != 0) {
+    if (auto error = dranet::demo::EnterRootlessNamespaces(); !error.empty())
+      std::cerr << "dranet-demo: without root, dranetd cannot pass its capability check: " << error << "\n";
+  }
+  dranet::demo::StartSignalCleanup();
   try {
     return Run(flags);
   } catch (const std::exception& e) {

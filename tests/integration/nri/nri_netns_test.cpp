@@ -76,7 +76,7 @@ class NriNetnsTest : public ::testing::TestWithParam<bool> {
       n.mtu = 8896;
       n.addresses = {d.address};
       n.routes = {{d.route, "", "", 0, 0}};
-      n.host_state = {d.host, 1500, {d.address}, {{d.route, "", "", 0, 0}}, true};
+      n.host_state = {d.host, 1500, {d.address}, {{d.route, "", "", 0, 0}}, {}, {}, true};
       plan.netdevs.push_back(n);
     }
     claims_.Put({plan});

@@ -17,7 +17,8 @@ class FakeHost {
   FakeHost() {
     std::string pattern = (std::filesystem::temp_directory_path() / "dranet-fakehost-XXXXXX").string();
     root_ = mkdtemp(pattern.data());
-    File(kSnapshotMarkerFile, R"({"formatVersion":1,"nodeName":"fake","source":"synthetic"})");
+    File(kSnapshotMarkerFile, R"({"formatVersion":)" + std::to_string(kSnapshotFormatVersion) +
+                                  R"(,"nodeName":"fake","source":"synthetic"})");
   }
   ~FakeHost() {
     std::error_code error;
@@ -76,26 +77,54 @@ class FakeHost {
     links_.push_back(entry + "]}");
   }
 
+  // A main-table unicast default route (netlink.json v2); several
+  // interfaces make it a multipath route.
   void DefaultRoute(const std::string& family, int metric, const std::vector<std::string>& interfaces) {
+    std::string entry = R"({"family":")" + family + R"(","destination":"default",)";
+    if (interfaces.size() == 1) {
+      entry += R"("interface":")" + interfaces[0] + R"(",)";
+    } else {
+      entry += R"("nexthops":[)";
+      for (std::size_t i = 0; i < interfaces.size(); ++i) {
+        entry += (i ? "," : "") + std::string(R"({"interface":")") + interfaces[i] + R"(","weight":1})";
+      }
+      entry += "],";
+    }
+    Route(entry + R"("scope":"universe","table":"main","metric":)" + std::to_string(metric) +
+          R"(,"protocol":"boot","type":"unicast"})");
+  }
+
+  // The same route as a formatVersion 1 snapshot wrote it.
+  void V1DefaultRoute(const std::string& family, int metric, const std::vector<std::string>& interfaces) {
     std::string entry = R"({"family":")" + family + R"(","destination":"default","metric":)" +
                         std::to_string(metric) + R"(,"interfaces":[)";
     for (std::size_t i = 0; i < interfaces.size(); ++i) entry += (i ? ",\"" : "\"") + interfaces[i] + "\"";
-    routes_.push_back(entry + "]}");
+    Route(entry + "]}");
   }
 
-  // Writes netlink.json from the Netdev/DefaultRoute calls so far.
-  void WriteNetlinkJson() {
-    std::string json = R"({"formatVersion":1,"links":[)";
-    for (std::size_t i = 0; i < links_.size(); ++i) json += (i ? "," : "") + links_[i];
-    json += R"(],"routes":[)";
-    for (std::size_t i = 0; i < routes_.size(); ++i) json += (i ? "," : "") + routes_[i];
-    File(kSnapshotNetlinkFile, json + "]}");
+  // Raw JSON objects for netlink.json's "routes", "rules" and "neighbors".
+  void Route(const std::string& json_object) { routes_.push_back(json_object); }
+  void Rule(const std::string& json_object) { rules_.push_back(json_object); }
+  void Neighbor(const std::string& json_object) { neighbors_.push_back(json_object); }
+
+  // Writes netlink.json from the calls so far.
+  void WriteNetlinkJson(int format_version = kSnapshotFormatVersion) {
+    auto list = [](const std::vector<std::string>& entries) {
+      std::string joined;
+      for (std::size_t i = 0; i < entries.size(); ++i) joined += (i ? "," : "") + entries[i];
+      return "[" + joined + "]";
+    };
+    File(kSnapshotNetlinkFile, R"({"formatVersion":)" + std::to_string(format_version) + R"(,"links":)" +
+                                   list(links_) + R"(,"routes":)" + list(routes_) + R"(,"rules":)" + list(rules_) +
+                                   R"(,"neighbors":)" + list(neighbors_) + "}");
   }
 
  private:
   std::filesystem::path root_;
   std::vector<std::string> links_;
   std::vector<std::string> routes_;
+  std::vector<std::string> rules_;
+  std::vector<std::string> neighbors_;
 };
 
 }  // namespace dranet::inventory::testing

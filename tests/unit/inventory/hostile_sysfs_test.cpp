@@ -212,7 +212,7 @@ TEST(Discovery, UplinkExclusionFollowsLowestMetricEcmpAndEnslavedLinks) {
             (std::set<std::string>{"bond0", "eth2", "eth3", "eth4", "eth6"}));
   // Re-evaluated from the current routes: with the v4 defaults gone only
   // the v6 uplink remains excluded.
-  facts.default_routes.erase(facts.default_routes.begin(), facts.default_routes.begin() + 3);
+  facts.routes.erase(facts.routes.begin(), facts.routes.begin() + 3);
   EXPECT_EQ(ExcludedUplinkInterfaces(facts), (std::set<std::string>{"eth6"}));
 }
 

@@ -1,5 +1,5 @@
 // Golden tests: discovery on the bundled node snapshots gives the devices and
-// attributes of spec/NODES.md.
+// attributes published for those node types (see tests/nodes/*/README.md).
 #include <gtest/gtest.h>
 
 #include <set>

@@ -1,8 +1,9 @@
 #pragma once
 // tests/unit/kube/openapi_schema.h — checks JSON we send against the resource.k8s.io/v1
-// OpenAPI v3 document (../shared/data): every property we write exists in the schema, has the
-// schema's type, and every required property is present. The API server's extra limits are
-// checked by the model's own validation and its tests.
+// OpenAPI v3 document (tests/data/resource.k8s.io-v1.openapi.json, Kubernetes' own
+// api/openapi-spec/v3 file; provenance in tests/data/README.md): every property we write exists
+// in the schema, has the schema's type, and every required property is present. The API
+// server's extra limits are checked by the model's own validation and its tests.
 #include <fstream>
 #include <sstream>
 #include <string>

@@ -47,6 +47,10 @@ class SlicePublisherTest : public ::testing::Test {
     client_ = env_.MakeClient();
   }
 
+  // Without the document every write would be rejected and each test would wait out
+  // kSyncDeadline; fail at once instead, naming the path.
+  void SetUp() override { ASSERT_TRUE(schema_.loaded()) << "cannot read " << DRANET_OPENAPI_PATH; }
+
   SlicePublisherOptions Options() {
     SlicePublisherOptions options;
     options.node_name = "node-1";

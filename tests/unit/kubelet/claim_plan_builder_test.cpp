@@ -3,6 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <linux/fib_rules.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <sys/socket.h>
+
 #include <set>
 
 #include "kubelet_test_support.h"
@@ -24,7 +29,7 @@ class PlanBuilderTest : public ::testing::Test {
   PlanBuilderTest() {
     options_.pool_name = kNode;
     options_.dev_root = "/snap/dev";
-    inventory_ = {IbDevice(0), IbDevice(1), IbDevice(2), NetDevice("gpu0rdma0", 4)};
+    inventory_ = {IbDevice(0), IbDevice(1), IbDevice(2), NetDevice("gpu0rdma0", 4), NetDevice("gpu1rdma0", 5)};
   }
   std::string ErrorOf(const kube::ResourceClaim& claim) {
     try {
@@ -36,8 +41,33 @@ class PlanBuilderTest : public ::testing::Test {
   }
   PlanBuilderOptions options_;
   std::vector<inventory::Device> inventory_;
-  HostNetdevStateReader host_state_ = [](const std::string& if_name) {
-    return inject::NetdevHostState{if_name, 8896, {"192.168.1.2/32", "fe80::1/64"}, {}};
+  int host_reads_ = 0;
+  // gpu0rdma0 (ifindex 3) and gpu1rdma0 (4) with the GKE A4 layout: a /32,
+  // a link-scope route to the gateway and the subnet via the gateway.
+  HostNetworkReader host_state_ = [this] {
+    ++host_reads_;
+    inventory::NetlinkFacts facts;
+    for (int i : {0, 1}) {
+      const std::string name = "gpu" + std::to_string(i) + "rdma0";
+      const std::string net = "192.168." + std::to_string(i + 1) + ".";
+      inventory::LinkFacts link;
+      link.ifindex = 3 + i;
+      link.name = name;
+      link.flags = IFF_UP;
+      link.mtu = 8896;
+      link.addresses = {net + "2/32", "fe80::1/64"};
+      facts.links.push_back(link);
+      inventory::RouteFacts gateway{AF_INET, net + "1/32", "", RT_SCOPE_LINK, RT_TABLE_MAIN, 100, RTPROT_DHCP,
+                                    RTN_UNICAST, {{3 + i, "", 1}}};
+      inventory::RouteFacts subnet{AF_INET, net + "0/24", "", RT_SCOPE_UNIVERSE, RT_TABLE_MAIN, 100, RTPROT_DHCP,
+                                   RTN_UNICAST, {{3 + i, net + "1", 1}}};
+      facts.routes.push_back(gateway);
+      facts.routes.push_back(subnet);
+    }
+    facts.rules.push_back({AF_INET, 100, "192.168.1.0/24", "", 101, FR_ACT_TO_TBL, false});
+    facts.routes.push_back({AF_INET, "10.9.0.0/16", "", 0, 101, 0, RTPROT_BOOT, RTN_UNICAST, {{3, "192.168.1.1", 1}}});
+    facts.neighbors.push_back({3, AF_INET, "192.168.1.1", "00:00:5e:00:01:01"});
+    return facts;
   };
 };
 
@@ -110,11 +140,59 @@ TEST_F(PlanBuilderTest, NetdevPlanCapturesHostStateAndConfig) {
   EXPECT_EQ(n.pod_if_name, "eth9");  // from the class config
   EXPECT_EQ(n.mtu, 4000U);           // the claim config wins
   EXPECT_EQ(n.addresses, std::vector<std::string>{"192.168.1.2/32"});  // host global addresses
-  ASSERT_EQ(n.routes.size(), 1U);
-  EXPECT_EQ(n.routes[0].gateway, "192.168.1.1");
+  // The host's routes (link scope to the gateway, subnet via it, table 101),
+  // then the claim's.
+  ASSERT_EQ(n.routes.size(), 4U);
+  EXPECT_EQ(n.routes[0], (inject::Route{"192.168.1.1/32", "", "", 0, 100, RT_SCOPE_LINK, RTPROT_DHCP}));
+  EXPECT_EQ(n.routes[1], (inject::Route{"192.168.1.0/24", "192.168.1.1", "", 0, 100, 0, RTPROT_DHCP}));
+  EXPECT_EQ(n.routes[2].table, 101);
+  EXPECT_EQ(n.routes[3], (inject::Route{"10.0.0.0/8", "192.168.1.1", "", 0, 0, 0, 0}));
+  EXPECT_EQ(n.rules, (std::vector<inject::Rule>{{100, "192.168.1.0/24", "", 101, AF_INET}}));
+  EXPECT_EQ(n.neighbors, (std::vector<inject::Neighbor>{{"192.168.1.1", "00:00:5e:00:01:01"}}));
+  EXPECT_EQ(n.host_state.routes.size(), 3U);
   EXPECT_EQ(n.host_state.mtu, 8896U);
   EXPECT_EQ(n.rdma_device, "mlx5_4");
   EXPECT_EQ(NodePaths(plan).count("/dev/infiniband/uverbs4"), 1U);
+}
+
+TEST_F(PlanBuilderTest, OneHostReadPerClaimAndSourcesMergeHostThenCloudThenClaim) {
+  auto claim = Claim("two", {"pci-0000-84-00-0", "pci-0000-85-00-0"});
+  claim.configs.push_back(Opaque(R"({"routes":[{"destination":"192.168.1.0/24","gateway":"192.168.1.7"}],
+      "rules":[{"priority":50,"source":"192.168.1.2/32","table":7}],
+      "neighbors":[{"destination":"192.168.1.1","hardwareAddr":"02:00:00:00:00:09"}]})", "FromClaim", {}));
+  InjectFunction cloud = [](const plugins::ClaimRef&, const std::vector<inventory::Device>&) {
+    plugins::InjectionEdits edits;
+    edits.routes.push_back({"pci-0000-84-00-0", "0.0.0.0/0", "192.168.1.1", "", 102, 0, 0, "azure"});
+    edits.routes.push_back({"pci-0000-84-00-0", "192.168.1.0/24", "192.168.1.3", "", 0, 0, 0, "azure"});
+    edits.rules.push_back({"pci-0000-85-00-0", 0, "192.168.2.0/24", "", 103, "azure"});
+    return edits;
+  };
+  auto plan = BuildClaimPlan(claim, inventory_, options_, cloud, host_state_);
+  EXPECT_EQ(host_reads_, 1);  // one netlink dump for both netdevs
+  ASSERT_EQ(plan.netdevs.size(), 2U);
+  const auto& a = plan.netdevs[0];
+  ASSERT_EQ(a.routes.size(), 4U);
+  EXPECT_EQ(a.routes[1].gateway, "192.168.1.7");  // host < cloud < claim for 192.168.1.0/24 in main
+  EXPECT_EQ(a.routes[3].destination, "0.0.0.0/0");
+  EXPECT_EQ(a.routes[3].table, 102);
+  EXPECT_EQ(a.rules.size(), 2U);
+  EXPECT_EQ(a.neighbors, (std::vector<inject::Neighbor>{{"192.168.1.1", "02:00:00:00:00:09"}}));
+  EXPECT_EQ(a.host_state.neighbors, (std::vector<inject::Neighbor>{{"192.168.1.1", "00:00:5e:00:01:01"}}));
+  const auto& b = plan.netdevs[1];
+  EXPECT_EQ(b.rules, (std::vector<inject::Rule>{{0, "192.168.2.0/24", "", 103, 0},
+                                                {50, "192.168.1.2/32", "", 7, 0}}));
+  ASSERT_EQ(b.routes.size(), 3U);
+  EXPECT_EQ(b.routes[0].destination, "192.168.2.1/32");
+}
+
+TEST_F(PlanBuilderTest, HostRoutesStayOnTheHostWhenCopyingIsOff) {
+  options_.copy_host_routes = false;
+  auto plan = BuildClaimPlan(Claim("roce", {"pci-0000-84-00-0"}), inventory_, options_, {}, host_state_);
+  ASSERT_EQ(plan.netdevs.size(), 1U);
+  EXPECT_TRUE(plan.netdevs[0].routes.empty());
+  EXPECT_TRUE(plan.netdevs[0].rules.empty());
+  EXPECT_TRUE(plan.netdevs[0].neighbors.empty());
+  EXPECT_EQ(plan.netdevs[0].host_state.routes.size(), 3U);  // still restored at teardown
 }
 
 TEST_F(PlanBuilderTest, NetdevConfigThatCannotBeAppliedYetIsRefused) {

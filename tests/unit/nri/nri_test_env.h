@@ -77,7 +77,7 @@ class RecordingApplier : public inject::PodNetnsApplier {
   std::vector<Call> calls_;
 };
 
-// The GB300 claim of spec/NODES.md: one IB-only HCA (no netdev), its
+// The GB300 claim (packaging/examples/nd-gb300-v6): one IB-only HCA (no netdev), its
 // uverbs/umad nodes plus rdma_cm, and the NCCL env.
 inline inject::ClaimPlan Gb300Plan(const std::string& pod_uid, std::uint32_t rdma_cm_minor = 58) {
   inject::ClaimPlan plan;

@@ -131,7 +131,7 @@ TEST_F(PluginHostTest, BrokenPluginsAreReportedAndTheGoodOneStillWorks) {
 
   const auto& badabi = Find(host, "fake-badabi");
   EXPECT_EQ(badabi.outcome, PluginOutcome::kRejected);
-  EXPECT_NE(badabi.reason.find("plugin ABI 2.0 does not match host ABI 1.0"), std::string::npos) << badabi.reason;
+  EXPECT_NE(badabi.reason.find("plugin ABI 2.0 does not match host ABI 1.1"), std::string::npos) << badabi.reason;
 
   const auto& throws = Find(host, "fake-throws");
   EXPECT_EQ(throws.outcome, PluginOutcome::kFailed);
@@ -300,6 +300,130 @@ TEST_F(PluginHostTest, RepeatedLoadAndUnloadCycles) {
     host.Annotate(devices);
     EXPECT_EQ(devices[0].attributes.count("fake.dra.net/hello"), 1u);
   }
+}
+
+// ABI 1.1: a plugin's routes and rules land in the edits, recorded with
+// the plugin's name, for request devices that have a netdev.
+TEST_F(PluginHostTest, RoutesAndRulesFromAPluginReachTheEdits) {
+  Install("fake-routes");
+  PluginHost host(Options(), logger_);
+  ASSERT_EQ(host.loaded_count(), 1u) << log_.str();
+  EXPECT_EQ(Find(host, "fake-routes").abi_version, DRANET_ABI_VERSION(1, 1));
+  // The IB-only device (no netdev) gets nothing; eth1 is request device 1.
+  auto edits = host.Inject({"ns", "c", "u"}, {Nic("pci-0000-01-00-0"), Nic("eth1", "eth1")});
+  EXPECT_TRUE(edits.errors.empty()) << edits.errors[0];
+  EXPECT_EQ(edits.env.at("FAKE_ROUTE_STATUS"), "0,0");
+  ASSERT_EQ(edits.routes.size(), 1u);
+  const auto& r = edits.routes[0];
+  EXPECT_EQ(r.device, "eth1");
+  EXPECT_EQ(r.destination, "0.0.0.0/0");
+  EXPECT_EQ(r.gateway, "192.0.2.1");
+  EXPECT_EQ(r.source, "");
+  EXPECT_EQ(r.table, 101u);
+  EXPECT_EQ(r.metric, 0u);
+  EXPECT_EQ(r.scope, 0u);
+  EXPECT_EQ(r.plugin, "fake-routes");
+  ASSERT_EQ(edits.rules.size(), 1u);
+  EXPECT_EQ(edits.rules[0].device, "eth1");
+  EXPECT_EQ(edits.rules[0].source, "192.0.2.0/24");
+  EXPECT_EQ(edits.rules[0].destination, "");
+  EXPECT_EQ(edits.rules[0].table, 101u);
+  EXPECT_EQ(edits.rules[0].priority, 0u);
+  EXPECT_EQ(edits.rules[0].plugin, "fake-routes");
+}
+
+TEST_F(PluginHostTest, ValidRoutesOfBothFamiliesAndLinkScopeAreKept) {
+  Install("fake-routes");
+  auto opts = Options();
+  opts.config["fake-routes"]["routes"] =
+      "eth1|::/0|fe80::1234:5678:9abc||101|50|0;"
+      "eth1|10.1.0.0/16|||0|0|253;"
+      "eth1|0.0.0.0/0|10.1.0.1|10.1.0.5|0|0|0";
+  opts.config["fake-routes"]["rules"] = "eth1|fd00:1::5/128||101|32000;eth1||10.9.0.0/16|101|";
+  PluginHost host(opts, logger_);
+  auto edits = host.Inject({"ns", "c", "u"}, {Nic("eth1", "eth1")});
+  EXPECT_TRUE(edits.errors.empty()) << edits.errors[0];
+  EXPECT_EQ(edits.env.at("FAKE_ROUTE_STATUS"), "0,0,0,0,0");
+  ASSERT_EQ(edits.routes.size(), 3u);
+  EXPECT_EQ(edits.routes[0].destination, "::/0");
+  EXPECT_EQ(edits.routes[0].gateway, "fe80::1234:5678:9abc");
+  EXPECT_EQ(edits.routes[0].metric, 50u);
+  EXPECT_EQ(edits.routes[1].scope, 253u);
+  EXPECT_EQ(edits.routes[1].gateway, "");
+  EXPECT_EQ(edits.routes[2].source, "10.1.0.5");
+  ASSERT_EQ(edits.rules.size(), 2u);
+  EXPECT_EQ(edits.rules[0].source, "fd00:1::5/128");
+  EXPECT_EQ(edits.rules[0].priority, 32000u);
+  EXPECT_EQ(edits.rules[1].destination, "10.9.0.0/16");
+}
+
+TEST_F(PluginHostTest, InvalidRoutesAndRulesAreRejectedOneByOne) {
+  Install("fake-routes");
+  auto opts = Options();
+  opts.config["fake-routes"]["routes"] =
+      "not-in-claim|0.0.0.0/0|10.0.0.1||100|0|0;"  // invalid device
+      "pci-0000-01-00-0|0.0.0.0/0|10.0.0.1||100|0|0;"  // device without a netdev
+      "eth1|10.0.0/33|10.0.0.1||100|0|0;"  // invalid CIDR
+      "eth1|::/0|10.0.0.1||100|0|0;"  // family mismatch
+      "eth1|0.0.0.0/0|10.0.0.1|fd00::1|100|0|0;"  // source of the other family
+      "eth1|10.0.0.5/24|10.0.0.1||100|0|0;"  // host bits set
+      "eth1|0.0.0.0/0|||100|0|0;"  // no gateway, scope universe
+      "eth1|10.0.0.0/24|10.0.0.1||100|0|253;"  // link scope with a gateway
+      "eth1|0.0.0.0/0|10.0.0.1||255|0|0;"  // local table
+      "eth1|0.0.0.0/0|10.0.0.1||100|0|200;"  // scope neither universe nor link
+      "eth1|0.0.0.0/0|10.0.0.1||100|0|0";  // the valid one
+  opts.config["fake-routes"]["rules"] =
+      "eth1|10.0.0.0/24|fd00::/64|100|;"  // family mismatch
+      "eth1|10.0.0.0/24||0|;"  // no table
+      "other|10.0.0.0/24||100|;"  // invalid device
+      "eth1|10.0.0.0/24||100|";  // the valid one
+  PluginHost host(opts, logger_);
+  auto edits = host.Inject({"ns", "c", "u"}, {Nic("eth1", "eth1"), Nic("pci-0000-01-00-0")});
+  EXPECT_EQ(edits.env.at("FAKE_ROUTE_STATUS"), "-2,-2,-2,-2,-2,-2,-2,-2,-2,-2,0,-2,-2,-2,0");
+  ASSERT_EQ(edits.routes.size(), 1u);
+  EXPECT_EQ(edits.routes[0].gateway, "10.0.0.1");
+  ASSERT_EQ(edits.rules.size(), 1u);
+  EXPECT_EQ(edits.rules[0].source, "10.0.0.0/24");
+  std::vector<std::string> want{
+      "route \"0.0.0.0/0\" on device \"not-in-claim\": device \"not-in-claim\" is not a device of this request",
+      "route \"0.0.0.0/0\" on device \"pci-0000-01-00-0\": device \"pci-0000-01-00-0\" has no netdev",
+      "destination \"10.0.0/33\" is not a CIDR",
+      "gateway \"10.0.0.1\" is IPv4 but the destination is IPv6",
+      "source \"fd00::1\" is IPv6 but the destination is IPv4",
+      "destination \"10.0.0.5/24\": host bits set",
+      "no gateway: an on-link route needs scope 253 (link)",
+      "a link-scope route has no gateway",
+      "table 255 (local) belongs to the kernel",
+      "scope 200 is neither 0 (universe) nor 253 (link)",
+      "rule from \"10.0.0.0/24\" lookup 100 on device \"eth1\": destination \"fd00::/64\" is IPv6 but the source is IPv4",
+      "no table to look up",
+      "device \"other\" is not a device of this request",
+  };
+  ASSERT_EQ(edits.errors.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NE(edits.errors[i].find("plugin fake-routes: "), std::string::npos) << edits.errors[i];
+    EXPECT_NE(edits.errors[i].find(want[i]), std::string::npos) << edits.errors[i];
+  }
+  EXPECT_NE(log_.str().find("plugin edit rejected"), std::string::npos) << "rejections are logged";
+  EXPECT_NE(log_.str().find("is not a device of this request"), std::string::npos) << log_.str();
+}
+
+// A plugin built for ABI 1.0 (no routes, a 1.0 descriptor) still loads
+// and injects on a 1.1 host.
+TEST_F(PluginHostTest, Abi10PluginStillLoadsAndInjects) {
+  Install("fake-abi10");
+  PluginHost host(Options(), logger_);
+  ASSERT_EQ(host.loaded_count(), 1u) << log_.str();
+  const auto& r = Find(host, "fake-abi10");
+  EXPECT_EQ(r.outcome, PluginOutcome::kLoaded);
+  EXPECT_EQ(r.abi_version, DRANET_ABI_VERSION(1, 0));
+  EXPECT_EQ(r.capabilities, static_cast<uint32_t>(DRANET_CAP_ALL));
+  auto edits = host.Inject({"ns", "c", "u"}, {Nic("eth1", "eth1")});
+  EXPECT_TRUE(edits.errors.empty());
+  EXPECT_EQ(edits.env.at("FAKE_DEVICES"), "eth1");
+  ASSERT_EQ(edits.dev_nodes.size(), 1u);
+  EXPECT_TRUE(edits.routes.empty());
+  EXPECT_TRUE(edits.rules.empty());
 }
 
 }  // namespace

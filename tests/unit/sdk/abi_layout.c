@@ -34,7 +34,26 @@ CHECK(sizeof(dranet_dev_node_t) == 48);
 CHECK(offsetof(dranet_dev_node_t, major) == 16);
 CHECK(offsetof(dranet_dev_node_t, permissions) == 40);
 CHECK(sizeof(dranet_mount_t) == 32);
-CHECK(sizeof(dranet_edit_sink_t) == 48);
+/* 1.0 ended the edit sink at 48 bytes (after add_annotation); 1.1 appended
+ * add_route and add_rule. */
+CHECK(offsetof(dranet_edit_sink_t, add_annotation) == 40);
+CHECK(offsetof(dranet_edit_sink_t, add_route) == 48);
+CHECK(offsetof(dranet_edit_sink_t, add_rule) == 56);
+CHECK(sizeof(dranet_edit_sink_t) == 64);
+/* 1.1: routes and rules, naturally aligned without implicit padding. */
+CHECK(sizeof(dranet_route_t) == 40);
+CHECK(offsetof(dranet_route_t, table) == 4);
+CHECK(offsetof(dranet_route_t, metric) == 8);
+CHECK(offsetof(dranet_route_t, scope) == 12);
+CHECK(offsetof(dranet_route_t, destination) == 16);
+CHECK(offsetof(dranet_route_t, gateway) == 24);
+CHECK(offsetof(dranet_route_t, source) == 32);
+CHECK(sizeof(dranet_rule_t) == 32);
+CHECK(offsetof(dranet_rule_t, priority) == 4);
+CHECK(offsetof(dranet_rule_t, table) == 8);
+CHECK(offsetof(dranet_rule_t, reserved) == 12);
+CHECK(offsetof(dranet_rule_t, source) == 16);
+CHECK(offsetof(dranet_rule_t, destination) == 24);
 CHECK(sizeof(dranet_match_t) == 16);
 CHECK(offsetof(dranet_match_t, pattern) == 8);
 CHECK(sizeof(dranet_config_key_t) == 32);
@@ -51,3 +70,6 @@ CHECK(DRANET_PLUGIN_V1_0_SIZE == 96);
 size_t dranet_test_c_sizeof_plugin(void) { return sizeof(dranet_plugin_t); }
 size_t dranet_test_c_sizeof_host(void) { return sizeof(dranet_host_t); }
 size_t dranet_test_c_sizeof_device(void) { return sizeof(dranet_device_t); }
+size_t dranet_test_c_sizeof_edit_sink(void) { return sizeof(dranet_edit_sink_t); }
+size_t dranet_test_c_sizeof_route(void) { return sizeof(dranet_route_t); }
+size_t dranet_test_c_sizeof_rule(void) { return sizeof(dranet_rule_t); }

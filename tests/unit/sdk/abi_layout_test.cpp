@@ -9,21 +9,33 @@
 extern "C" size_t dranet_test_c_sizeof_plugin(void);
 extern "C" size_t dranet_test_c_sizeof_host(void);
 extern "C" size_t dranet_test_c_sizeof_device(void);
+extern "C" size_t dranet_test_c_sizeof_edit_sink(void);
+extern "C" size_t dranet_test_c_sizeof_route(void);
+extern "C" size_t dranet_test_c_sizeof_rule(void);
 
 static_assert(std::is_standard_layout_v<dranet_plugin_t> && std::is_trivial_v<dranet_plugin_t>);
 static_assert(std::is_standard_layout_v<dranet_host_t> && std::is_trivial_v<dranet_host_t>);
+static_assert(std::is_standard_layout_v<dranet_route_t> && std::is_trivial_v<dranet_route_t>);
+static_assert(std::is_standard_layout_v<dranet_rule_t> && std::is_trivial_v<dranet_rule_t>);
 static_assert(offsetof(dranet_plugin_t, struct_size) == 0 && offsetof(dranet_host_t, struct_size) == 0 &&
-              offsetof(dranet_device_t, struct_size) == 0 && offsetof(dranet_attr_t, struct_size) == 0,
+              offsetof(dranet_device_t, struct_size) == 0 && offsetof(dranet_attr_t, struct_size) == 0 &&
+              offsetof(dranet_route_t, struct_size) == 0 && offsetof(dranet_rule_t, struct_size) == 0 &&
+              offsetof(dranet_edit_sink_t, struct_size) == 0,
               "every boundary struct starts with struct_size");
 #if defined(__LP64__)
 static_assert(sizeof(dranet_plugin_t) == 96 && offsetof(dranet_plugin_t, inject) == 88);
 static_assert(sizeof(dranet_host_t) == 88 && sizeof(dranet_device_t) == 72);
+static_assert(sizeof(dranet_edit_sink_t) == 64 && offsetof(dranet_edit_sink_t, add_route) == 48);
+static_assert(sizeof(dranet_route_t) == 40 && sizeof(dranet_rule_t) == 32);
 #endif
 
 TEST(AbiLayout, CAndCxxAgree) {
   EXPECT_EQ(dranet_test_c_sizeof_plugin(), sizeof(dranet_plugin_t));
   EXPECT_EQ(dranet_test_c_sizeof_host(), sizeof(dranet_host_t));
   EXPECT_EQ(dranet_test_c_sizeof_device(), sizeof(dranet_device_t));
+  EXPECT_EQ(dranet_test_c_sizeof_edit_sink(), sizeof(dranet_edit_sink_t));
+  EXPECT_EQ(dranet_test_c_sizeof_route(), sizeof(dranet_route_t));
+  EXPECT_EQ(dranet_test_c_sizeof_rule(), sizeof(dranet_rule_t));
 }
 
 TEST(AbiLayout, VersionMacros) {
@@ -31,6 +43,44 @@ TEST(AbiLayout, VersionMacros) {
   EXPECT_EQ(DRANET_ABI_MAJOR_OF(DRANET_ABI_VERSION(3, 9)), 3u);
   EXPECT_EQ(DRANET_ABI_MINOR_OF(DRANET_ABI_VERSION(3, 9)), 9u);
   EXPECT_EQ(DRANET_ABI_CURRENT, DRANET_ABI_VERSION(DRANET_ABI_MAJOR, DRANET_ABI_MINOR));
+  EXPECT_EQ(DRANET_ABI_CURRENT, DRANET_ABI_VERSION(1, 1)) << "routes and rules are ABI 1.1";
+}
+
+// A 1.1 plugin on a 1.0 host: the sink ends after add_annotation, so the
+// helpers say "unsupported" without reading past the host's struct.
+TEST(AbiLayout, RouteHelpersOnA10SinkAreUnsupported) {
+  struct Recorder {
+    int routes = 0, rules = 0;
+  } rec;
+  dranet_edit_sink_t sink{};
+  sink.struct_size = sizeof sink;
+  sink.sink_ctx = &rec;
+  sink.add_route = [](void* ctx, const char*, const dranet_route_t*) -> dranet_status_t {
+    ++static_cast<Recorder*>(ctx)->routes;
+    return DRANET_OK;
+  };
+  sink.add_rule = [](void* ctx, const char*, const dranet_rule_t*) -> dranet_status_t {
+    ++static_cast<Recorder*>(ctx)->rules;
+    return DRANET_OK;
+  };
+  dranet_route_t route{};
+  route.struct_size = sizeof route;
+  dranet_rule_t rule{};
+  rule.struct_size = sizeof rule;
+  EXPECT_EQ(dranet_sink_add_route(&sink, "eth1", &route), DRANET_OK);
+  EXPECT_EQ(dranet_sink_add_rule(&sink, "eth1", &rule), DRANET_OK);
+  EXPECT_EQ(rec.routes, 1);
+  EXPECT_EQ(rec.rules, 1);
+
+  sink.struct_size = offsetof(dranet_edit_sink_t, add_route);  // as a 1.0 host built it
+  EXPECT_FALSE(DRANET_HAS_FIELD(&sink, dranet_edit_sink_t, add_route));
+  EXPECT_EQ(dranet_sink_add_route(&sink, "eth1", &route), DRANET_ERR_UNSUPPORTED);
+  EXPECT_EQ(dranet_sink_add_rule(&sink, "eth1", &rule), DRANET_ERR_UNSUPPORTED);
+  EXPECT_EQ(rec.routes, 1) << "a 1.0 sink's memory past struct_size is never called";
+  sink.struct_size = sizeof sink;
+  sink.add_rule = nullptr;  // a 1.1 host that leaves one NULL
+  EXPECT_EQ(dranet_sink_add_rule(&sink, "eth1", &rule), DRANET_ERR_UNSUPPORTED);
+  EXPECT_EQ(dranet_sink_add_route(nullptr, "eth1", &route), DRANET_ERR_UNSUPPORTED);
 }
 
 TEST(AbiLayout, HasFieldReadsTheWritersSize) {

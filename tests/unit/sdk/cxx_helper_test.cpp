@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -108,4 +109,123 @@ TEST(CxxHelper, AnnotateGoesThroughTheSinkAndNonStdThrowIsCaught) {
   EXPECT_EQ(kAnnotateOnly.annotate(state, &dev, &sink, &err), DRANET_ERR_INTERNAL);
   EXPECT_STREQ(err.message, "unknown exception");
   kAnnotateOnly.fini(state);
+}
+
+namespace {
+
+// Adds one route and one rule per request device when the host takes them,
+// and says so through env otherwise.
+class Router {
+ public:
+  static constexpr const char* kName = "router";
+  static constexpr const char* kVersion = "1.1.0";
+  static constexpr const char* kDescription = "test";
+  explicit Router(const dranet::sdk::Host&) {}
+  void Inject(const dranet::sdk::InjectRequest& request, dranet::sdk::EditSink& sink) {
+    if (!sink.SupportsRoutes()) {
+      sink.Env("ROUTES", "unsupported");
+      return;
+    }
+    for (const auto& dev : request.devices()) {
+      dranet::sdk::Route route;
+      route.destination = "0.0.0.0/0";
+      route.gateway = "10.0.1.1";
+      route.table = 101;
+      sink.AddRoute(dev.name(), route);
+      dranet::sdk::Rule rule;
+      rule.source = "10.0.1.0/24";
+      rule.table = 101;
+      sink.AddRule(dev.name(), rule);
+    }
+  }
+};
+constexpr dranet_plugin_t kRouter = dranet::sdk::MakeDescriptor<Router>();
+
+struct EditRecorder {
+  std::vector<std::string> lines;
+  dranet_status_t answer = DRANET_OK;
+};
+
+dranet_edit_sink_t RecordingSink(EditRecorder& recorder) {
+  dranet_edit_sink_t s{};
+  s.struct_size = sizeof s;
+  s.sink_ctx = &recorder;
+  s.add_env = [](void* ctx, const char* name, const char* value) -> dranet_status_t {
+    static_cast<EditRecorder*>(ctx)->lines.push_back(std::string("env ") + name + "=" + value);
+    return DRANET_OK;
+  };
+  s.add_route = [](void* ctx, const char* dev, const dranet_route_t* r) -> dranet_status_t {
+    auto* rec = static_cast<EditRecorder*>(ctx);
+    rec->lines.push_back(std::string("route ") + dev + " " + r->destination + " via " + r->gateway + " table " +
+                         std::to_string(r->table) + " size " + std::to_string(r->struct_size));
+    return rec->answer;
+  };
+  s.add_rule = [](void* ctx, const char* dev, const dranet_rule_t* r) -> dranet_status_t {
+    auto* rec = static_cast<EditRecorder*>(ctx);
+    rec->lines.push_back(std::string("rule ") + dev + " from " + r->source + " to '" + r->destination +
+                         "' table " + std::to_string(r->table));
+    return rec->answer;
+  };
+  return s;
+}
+
+}  // namespace
+
+TEST(CxxHelper, RoutesAndRulesReachA11Host) {
+  dranet_host_t host = HostNamed("ok");
+  void* state = nullptr;
+  dranet_error_t err = NewError();
+  ASSERT_EQ(kRouter.init(&host, &state, &err), DRANET_OK);
+  dranet_device_t dev{};
+  dev.struct_size = sizeof dev;
+  dev.name = "eth1";
+  dev.if_name = "eth1";
+  dranet_inject_request_t req{};
+  req.struct_size = sizeof req;
+  req.n_devices = 1;
+  req.devices = &dev;
+  EditRecorder rec;
+  dranet_edit_sink_t sink = RecordingSink(rec);
+  EXPECT_EQ(kRouter.inject(state, &req, &sink, &err), DRANET_OK) << err.message;
+  EXPECT_EQ(rec.lines, (std::vector<std::string>{"route eth1 0.0.0.0/0 via 10.0.1.1 table 101 size 40",
+                                                 "rule eth1 from 10.0.1.0/24 to '' table 101"}));
+
+  // A rejection becomes the plugin's error, naming the route.
+  rec.lines.clear();
+  rec.answer = DRANET_ERR_INVALID_ARG;
+  EXPECT_EQ(kRouter.inject(state, &req, &sink, &err), DRANET_ERR_INVALID_ARG);
+  EXPECT_NE(std::string(err.message).find("route 0.0.0.0/0 on eth1"), std::string::npos) << err.message;
+  kRouter.fini(state);
+}
+
+TEST(CxxHelper, RoutesOnA10HostTakeTheUnsupportedPath) {
+  dranet_host_t host = HostNamed("ok");
+  void* state = nullptr;
+  dranet_error_t err = NewError();
+  ASSERT_EQ(kRouter.init(&host, &state, &err), DRANET_OK);
+  dranet_device_t dev{};
+  dev.struct_size = sizeof dev;
+  dev.name = "eth1";
+  dranet_inject_request_t req{};
+  req.struct_size = sizeof req;
+  req.n_devices = 1;
+  req.devices = &dev;
+  EditRecorder rec;
+  dranet_edit_sink_t sink = RecordingSink(rec);
+  sink.struct_size = offsetof(dranet_edit_sink_t, add_route);  // a 1.0 host's sink
+  EXPECT_EQ(kRouter.inject(state, &req, &sink, &err), DRANET_OK) << err.message;
+  EXPECT_EQ(rec.lines, std::vector<std::string>{"env ROUTES=unsupported"});
+
+  // Calling AddRoute anyway is a clean error, not a read past the sink.
+  dranet::sdk::EditSink s(&sink);
+  EXPECT_FALSE(s.SupportsRoutes());
+  try {
+    s.AddRoute("eth1", dranet::sdk::Route{});
+    ADD_FAILURE() << "AddRoute on a 1.0 sink must throw";
+  } catch (const dranet::sdk::Error& e) {
+    EXPECT_EQ(e.status(), DRANET_ERR_UNSUPPORTED);
+    EXPECT_NE(std::string(e.what()).find("plugin ABI 1.0"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(rec.lines.size() == 1u) << "nothing reached the recorder";
+  kRouter.fini(state);
 }

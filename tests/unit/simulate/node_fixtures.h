@@ -1,8 +1,8 @@
 #pragma once
-// Hand-built device lists of the nodes in spec/NODES.md (our NICs as the
+// Hand-built device lists of the supported node types (tests/nodes/; our NICs as the
 // inventory reports them) and the GPU drivers' slices, for the simulate
 // tests. GPU PCI addresses on A4 and MI300X are representative, not
-// captured (NODES.md publishes none).
+// captured (none are published).
 #include <string>
 #include <vector>
 
@@ -85,7 +85,7 @@ inline std::vector<inventory::Device> A4Nics() {
   return nics;
 }
 
-// The NVIDIA GPU driver's slice on a GB300 node (NODES.md §1), plus the
+// The NVIDIA GPU driver's slice on a GB300 node (DRANET's AKS GB300 example), plus the
 // standard numaNode attribute where a driver publishes it.
 inline std::string Gb300GpuSlices() {
   std::string yaml = R"(
@@ -129,7 +129,7 @@ inline std::string ExactRequest(const std::string& name, const std::string& devi
   return out;
 }
 
-// The GB300 templates of NODES.md §1: GPU gpu-0 plus a NIC request.
+// The GB300 templates (packaging/examples/nd-gb300-v6): GPU gpu-0 plus a NIC request.
 inline std::string Gb300Template(const std::string& name, const std::string& nic_selector, int count) {
   return ClaimTemplate(name, "      requests:\n" +
                                  ExactRequest("gpu", "gpu.nvidia.com", 1,

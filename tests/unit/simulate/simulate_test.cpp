@@ -1,4 +1,4 @@
-// The claim templates of spec/NODES.md simulated on hand-built GB300, A4 and
+// The claim templates users run (packaging/examples/) simulated on hand-built GB300, A4 and
 // MI300X device lists: allocations, pod views, failure explanations and
 // matchAttribute constraints across the GPU driver's slice and our NICs.
 #include <gtest/gtest.h>
@@ -227,7 +227,7 @@ TEST(Constraints, UnsatisfiableConstraintIsNamedWithValues) {
 }
 
 TEST(Constraints, MatchAttributePcieRootPairsGpuWithItsNic) {
-  // A p4d-like node: GPUs and NICs share PCIe roots (NODES.md §4).
+  // A p4d-like node: GPUs and NICs share PCIe roots (kubernetes-sigs/dranet's AWS p4d example).
   std::vector<inventory::Device> nics;
   for (int i = 0; i < 4; ++i) {
     inventory::Device d = testing::IbOnlyNic(i, "000" + std::to_string(i), 0);

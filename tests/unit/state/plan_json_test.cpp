@@ -29,6 +29,30 @@ TEST(PlanJson, RoundTripsEveryField) {
   EXPECT_EQ(PlansFromJson(doc), plans);
 }
 
+TEST(PlanJson, CheckpointsFromBeforeRulesAndNeighborsStillLoad) {
+  auto plan = SamplePlan("old");
+  auto json = PlansToJson({plan});
+  // What an older dranetd wrote: routes without scope/protocol, no rules or neighbours.
+  for (const char* cut : {R"(,"scope":0,"protocol":0)", R"(,"scope":253,"protocol":16)",
+                          R"(,"rules":[{"priority":100,"source":"192.168.1.0/24","destination":"","table":101,"family":2}])",
+                          R"(,"neighbors":[{"destination":"192.168.1.1","lladdr":"00:00:5e:00:01:01"}])",
+                          R"(,"rules":[{"priority":0,"source":"","destination":"10.1.0.0/16","table":102,"family":2}])",
+                          R"(,"neighbors":[{"destination":"fe80::1","lladdr":"02:00:00:00:00:01"}])"}) {
+    auto at = json.find(cut);
+    ASSERT_NE(at, std::string::npos) << cut;
+    json.erase(at, std::string(cut).size());
+  }
+  auto doc = Parse(json);
+  auto loaded = PlansFromJson(doc);
+  ASSERT_EQ(loaded.size(), 1U);
+  const auto& n = loaded[0].netdevs[0];
+  EXPECT_TRUE(n.rules.empty());
+  EXPECT_TRUE(n.neighbors.empty());
+  EXPECT_TRUE(n.host_state.rules.empty());
+  EXPECT_EQ(n.routes[1].scope, 0);
+  EXPECT_EQ(n.routes[0].destination, "10.0.0.0/8");
+}
+
 TEST(PlanJson, MistypedFieldIsNamed) {
   auto json = PlansToJson({SamplePlan("a")});
   auto at = json.find("\"major\":231");

@@ -58,11 +58,15 @@ inline inject::ClaimPlan SamplePlan(const std::string& uid, const std::string& p
   n.pod_if_name = "net1";
   n.mtu = 8896;
   n.addresses = {"192.168.1.2/32"};
-  n.routes = {{"10.0.0.0/8", "192.168.1.1", "", 100, 5}};
+  n.routes = {{"10.0.0.0/8", "192.168.1.1", "", 100, 5}, {"192.168.1.1/32", "", "192.168.1.2", 0, 100, 253, 16}};
+  n.rules = {{100, "192.168.1.0/24", "", 101, 2}};
+  n.neighbors = {{"192.168.1.1", "00:00:5e:00:01:01"}};
   n.rdma_device = "mlx5_0";
   n.rdma_exclusive = true;
-  n.host_state = {"gpu0rdma0", 8896, {"192.168.1.2/32"}, {{"0.0.0.0/0", "192.168.1.1", "192.168.1.2", 0, 0}}};
+  n.host_state = {"gpu0rdma0", 8896, {"192.168.1.2/32"}, {{"0.0.0.0/0", "192.168.1.1", "192.168.1.2", 0, 0}}, {}, {}, true};
   n.host_state.up = false;  // a link that was down on the host stays down after teardown
+  n.host_state.rules = {{0, "", "10.1.0.0/16", 102, 2}};
+  n.host_state.neighbors = {{"fe80::1", "02:00:00:00:00:01"}};
   p.netdevs = {n};
   p.cdi_device_ids = {"dra.net/claim=" + uid};
   return p;

@@ -41,6 +41,7 @@ app.kubernetes.io/version: {{ .Values.image.tag | quote }}
 - --cdi-dir={{ $f.cdiDir }}
 - --cdi={{ $f.cdi }}
 - --rdma-exclusive={{ $f.rdmaExclusive }}
+- --copy-host-routes={{ $f.copyHostRoutes }}
 {{- range $f.pluginDir }}
 - --plugin-dir={{ . }}
 {{- end }}
