@@ -50,6 +50,12 @@ std::string ToExtendedRegex(std::string_view pattern, bool& icase) {
     }
     if ((c == '*' || c == '+' || c == '?' || c == '}') && i + 1 < pattern.size() && pattern[i + 1] == '?')
       throw RegexError("lazy quantifiers are not supported");
+    // A quantifier on a quantifier ("a++", "a*+"): RE2 rejects it ("bad
+    // repetition operator"), and glibc compiles long runs of them into an
+    // automaton that exhausts memory.
+    if ((c == '*' || c == '+' || c == '?' || c == '}') && i + 1 < pattern.size() &&
+        (pattern[i + 1] == '*' || pattern[i + 1] == '+'))
+      throw RegexError("bad repetition operator: " + std::string(pattern.substr(i, 2)));
     out.push_back(c);
   }
   return out;

@@ -179,6 +179,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{R"(device.driver.matches("("))", Want::kCompileError, "invalid regular expression"},
         Case{R"(device.driver.matches("(a)\\1"))", Want::kCompileError, "back-references"},
         Case{R"(device.driver.matches("a+?"))", Want::kCompileError, "lazy quantifiers"},
+        Case{R"(device.driver.matches("a++"))", Want::kCompileError, "bad repetition operator"},
         Case{R"(semver("1.2") == semver("1.2.0"))", Want::kCompileError, "invalid semantic version"},
         Case{R"(device.driver == "x)", Want::kCompileError, "unterminated string literal"},
         Case{R"(device.driver = "x")", Want::kCompileError, "did you mean '=='"},
