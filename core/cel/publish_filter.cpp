@@ -10,6 +10,11 @@ std::optional<Program> CompilePublishFilter(const std::string& flag_value) {
   return Compile(source, env);
 }
 
+std::set<std::string> UnpublishedLinkKinds(const std::string& flag_value) {
+  if (flag_value == kDefaultFilterFlag || flag_value == kDranetDefaultFilter) return {"veth"};
+  return {};
+}
+
 std::vector<inventory::Device> ApplyPublishFilter(const std::optional<Program>& filter,
                                                   std::vector<inventory::Device> devices, Logger& logger) {
   if (!filter) return devices;

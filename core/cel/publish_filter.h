@@ -3,6 +3,7 @@
 // are published, with DRANET's flag semantics. Shared by dranetd and
 // `dranetctl inspect` so both show the same devices.
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,11 @@ inline constexpr std::string_view kDefaultFilterFlag = "<dranet default>";
 // nullopt for "" (publish everything); throws CompileError naming the
 // position for an invalid expression.
 std::optional<Program> CompilePublishFilter(const std::string& flag_value);
+
+// Link kinds whose netdevs the filter certainly drops ({"veth"} for DRANET's
+// default; none for any other expression, which is not analysed): the
+// discovery monitor ignores their events.
+std::set<std::string> UnpublishedLinkKinds(const std::string& flag_value);
 
 // The devices the filter keeps; each dropped device gets a verbose log line.
 std::vector<inventory::Device> ApplyPublishFilter(const std::optional<Program>& filter,

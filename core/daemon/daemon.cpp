@@ -283,6 +283,18 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     operation_seconds.Observe(seconds, {op});
   };
 
+  // Moves netdevs in and out of pods: NRI hooks, and unprepare for pods the
+  // runtime removed silently.
+  std::unique_ptr<inject::NetnsMover> netns_mover;
+  if (options.nri) {
+    try {
+      netns_mover = std::make_unique<inject::NetnsMover>(inject::NetnsMover::Options{}, logger);
+    } catch (const std::exception& e) {
+      logger.Error("cannot open the host network namespace", {{"error", e.what()}});
+      return 1;
+    }
+  }
+
   std::unique_ptr<kube::ResourceClaimReader> claim_reader;
   std::unique_ptr<kubelet::KubeletPlugin> kubelet_plugin;
   if (options.kubelet_plugin && api) {
@@ -303,6 +315,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
                                                              kubelet::ClaimLookupFrom(*claim_reader), *prepared,
                                                              &plugin_host, logger);
     kubelet_plugin->SetOperationObserver(observer);
+    kubelet_plugin->SetNetdevApplier(netns_mover.get());
     kubelet_plugin->SetEventSink([&](const kubelet::ClaimRequest& claim, const std::string& reason,
                                      const std::string& message) {
       if (events)
@@ -315,21 +328,15 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     logger.Warning("kubelet DRA plugin disabled: it needs the API server (--publish=false)");
   }
 
-  std::unique_ptr<inject::NetnsMover> netns_mover;
   std::unique_ptr<nri::NriPlugin> nri_plugin;
   if (options.nri) {
-    try {
-      netns_mover = std::make_unique<inject::NetnsMover>(inject::NetnsMover::Options{}, logger);
-    } catch (const std::exception& e) {
-      logger.Error("cannot open the host network namespace", {{"error", e.what()}});
-      return 1;
-    }
     nri::NriPluginOptions nri_options;
     nri_options.socket_path = options.nri_socket;
     nri_options.plugin_name = options.driver_name;
     nri_options.observer = observer;
     auto& bypassed = metrics.Counter("dranet_bypassed_containers_total",
-                                     "Containers found running without their dra.net devices (started while NRI was down)");
+                                     "Containers found running without their dra.net devices (started while NRI was "
+                                     "down), each counted once");
     // Pods whose netdevs moved get status.devices (Ready + networkData) on
     // their claims; a failed move is an Event on the pod.
     nri_options.network_reporter = [&](const nri::PodNetworkOutcome& outcome) {
@@ -381,6 +388,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
 
   inventory::DiscoveryMonitor::Options monitor_options;
   monitor_options.resync_period = options.resync_period;
+  monitor_options.ignored_link_kinds = cel::UnpublishedLinkKinds(options.filter);
   inventory::DiscoveryMonitor monitor(discoverer, on_devices, logger, monitor_options);
   try {
     monitor.Start();
@@ -398,6 +406,8 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     return 1;
   }
 
+  auto& bypassed_now = metrics.Gauge("dranet_bypassed_containers",
+                                     "Containers running without their dra.net devices at the last NRI synchronize");
   // One thread turns the components' states into readiness conditions.
   std::atomic<bool> stopping{false};
   std::thread probe([&] {
@@ -416,7 +426,10 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
         }
       }
       if (kubelet_plugin) health.Set("kubelet-registered", kubelet_plugin->registered());
-      if (nri_plugin) health.Set("nri-connected", nri_plugin->connected());
+      if (nri_plugin) {
+        health.Set("nri-connected", nri_plugin->connected());
+        bypassed_now.Set(static_cast<double>(nri_plugin->service().bypassed_containers()));
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });

@@ -7,6 +7,7 @@
 // namespace after the thread is gone. The calling thread never changes
 // namespace.
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -34,6 +35,17 @@ class NetnsHandle {
 // /proc/<pid>/ns/net). Throws InjectError naming the path; `missing_ok`
 // returns an invalid handle instead when the file does not exist.
 NetnsHandle OpenNetns(const std::string& path, bool missing_ok = false);
+
+// Which namespace a handle or path refers to (the nsfs inode).
+struct NetnsId {
+  unsigned long long dev = 0, ino = 0;
+  friend bool operator==(const NetnsId&, const NetnsId&) = default;
+};
+// The namespace of an open handle (zero when invalid).
+NetnsId IdOf(const NetnsHandle& ns);
+// The namespace `path` names now; nullopt when the path is gone or is not a
+// namespace file (a runtime unmounted it and left the empty file).
+std::optional<NetnsId> IdAtPath(const std::string& path);
 
 // Runs `fn` on a fresh thread inside `ns`; rethrows what `fn` throws.
 void RunInNetns(const NetnsHandle& ns, const std::function<void()>& fn);

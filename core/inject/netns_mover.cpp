@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "inject/netlink_socket.h"
 #include "inject/rdma_link.h"
@@ -213,8 +214,21 @@ void NetnsMover::AttachNetdevs(const PodSandboxRef& pod, const std::vector<Claim
   }
   std::lock_guard lock(mu_);
   nl_sock* host_sock = host_sock_.get();
-  const auto pod_ns = OpenNetns(pod.netns_path);
+  auto pod_ns = OpenNetns(pod.netns_path);
+  if (auto held = held_.find(pod.uid); held != held_.end() && held->second.id != IdOf(pod_ns)) {
+    // A new sandbox of the same pod: what the old one holds goes home first.
+    const PodSandboxRef old_ref = held->second.ref;
+    const std::vector<ClaimPlan> old_plans = held->second.plans;
+    log_.Warning("pod has a new network namespace; returning the netdevs of the old one",
+                 {{"pod", pod.Describe()}, {"oldNetns", old_ref.netns_path}, {"netns", pod.netns_path}});
+    try {
+      DetachLocked(old_ref, old_plans);
+    } catch (const InjectError& e) {
+      log_.Error("netdevs of the old sandbox not restored", {{"pod", pod.Describe()}, {"error", e.what()}});
+    }
+  }
   const auto pod_sock = NetlinkSocketIn(pod_ns, NETLINK_ROUTE);
+  HoldLocked(pod, std::move(pod_ns), plans);
   std::chrono::nanoseconds move_time{0};
   for (const auto& plan : plans) {
     for (const auto& netdev : plan.netdevs) {
@@ -223,7 +237,7 @@ void NetnsMover::AttachNetdevs(const PodSandboxRef& pod, const std::vector<Claim
                                 pod.Describe() + ": ";
       try {
         if (auto link = FindLink(host_sock, netdev.host_if_name)) {
-          move_time += MoveLink(host_sock, link.get(), pod_ns, pod_name, netdev.mtu.value_or(0));
+          move_time += MoveLink(host_sock, link.get(), held_.at(pod.uid).ns, pod_name, netdev.mtu.value_or(0));
         } else if (!FindLink(pod_sock.get(), pod_name)) {
           throw InjectError("netdev " + netdev.host_if_name + " is neither on the host nor in the pod");
         }
@@ -234,8 +248,9 @@ void NetnsMover::AttachNetdevs(const PodSandboxRef& pod, const std::vector<Claim
         ChangeLink(pod_sock.get(), link.get(), netdev.mtu.value_or(0), true, false, {});
         AddNetworkConfig(pod_sock.get(), ifindex, netdev.routes, netdev.rules, netdev.neighbors, pod_name);
         if (netdev.rdma_exclusive && !netdev.rdma_device.empty()) {
-          if (!MoveRdmaDevice(host_ns_, netdev.rdma_device, pod_ns) &&
-              !FindRdmaDevice(pod_ns, netdev.rdma_device)) {
+          const auto& held_ns = held_.at(pod.uid).ns;
+          if (!MoveRdmaDevice(host_ns_, netdev.rdma_device, held_ns) &&
+              !FindRdmaDevice(held_ns, netdev.rdma_device)) {
             throw InjectError("RDMA device " + netdev.rdma_device + " is neither on the host nor in the pod");
           }
         }
@@ -248,11 +263,62 @@ void NetnsMover::AttachNetdevs(const PodSandboxRef& pod, const std::vector<Claim
 }
 
 void NetnsMover::DetachNetdevs(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) {
-  if (!HasNetdevs(plans)) return;
   std::lock_guard lock(mu_);
-  nl_sock* host_sock = host_sock_.get();
+  DetachLocked(pod, plans);
+}
+
+void NetnsMover::HoldLocked(const PodSandboxRef& pod, NetnsHandle ns, const std::vector<ClaimPlan>& plans) {
+  const NetnsId id = IdOf(ns);
+  held_[pod.uid] = HeldPod{pod, std::move(ns), id, plans};
+}
+
+void NetnsMover::AdoptPod(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) {
+  if (!HasNetdevs(plans) || pod.netns_path.empty()) return;
+  std::lock_guard lock(mu_);
+  auto ns = OpenNetns(pod.netns_path, /*missing_ok=*/true);
+  if (!ns.valid()) return;
+  if (auto held = held_.find(pod.uid); held != held_.end() && held->second.id == IdOf(ns)) {
+    held->second.plans = plans;
+    return;
+  }
+  HoldLocked(pod, std::move(ns), plans);
+}
+
+std::vector<PodSandboxRef> NetnsMover::VanishedPods() {
+  std::lock_guard lock(mu_);
+  std::vector<PodSandboxRef> gone;
+  for (const auto& [uid, held] : held_) {
+    std::optional<NetnsId> now;
+    try {
+      now = IdAtPath(held.ref.netns_path);
+    } catch (const InjectError&) {
+      continue;  // unreadable is not gone
+    }
+    if (!now || *now != held.id) gone.push_back(held.ref);
+  }
+  return gone;
+}
+
+std::size_t NetnsMover::held_pods() const {
+  std::lock_guard lock(mu_);
+  return held_.size();
+}
+
+void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimPlan>& requested) {
+  // The namespace the netdevs went into: the one held since attach (the
+  // path may be gone or reused), else whatever the path names now.
   NetnsHandle pod_ns;
-  if (!pod.netns_path.empty()) pod_ns = OpenNetns(pod.netns_path, /*missing_ok=*/true);
+  std::vector<ClaimPlan> held_plans;
+  if (auto held = held_.find(pod.uid); held != held_.end()) {
+    pod_ns = std::move(held->second.ns);
+    held_plans = std::move(held->second.plans);
+    held_.erase(held);
+  } else if (!pod.netns_path.empty()) {
+    pod_ns = OpenNetns(pod.netns_path, /*missing_ok=*/true);
+  }
+  const auto& plans = HasNetdevs(requested) ? requested : held_plans;
+  if (!HasNetdevs(plans)) return;
+  nl_sock* host_sock = host_sock_.get();
   NlSockPtr pod_sock;
   if (pod_ns.valid()) pod_sock = NetlinkSocketIn(pod_ns, NETLINK_ROUTE);
 

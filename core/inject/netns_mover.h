@@ -8,13 +8,22 @@
 // inside the pod netns. Detach mirrors it with the host's recorded name, MTU,
 // up/down state, addresses, routes, rules and neighbours (host_network.h).
 // Routes and rules are created exclusively: an identical one already there
-// is accepted, one that differs is never replaced. The host socket lives as
+// is accepted, one that differs is never replaced.
+//
+// The mover keeps an fd on each pod namespace it moved netdevs into, until
+// they are detached. A runtime that deletes the namespace without telling
+// the plugin (containerd 1.7 sends no StopPodSandbox for pods created before
+// it restarted) therefore cannot destroy them with it: a veth would die, a
+// physical NIC would return under the pod's name with no address. The
+// namespace lives on until VanishedPods() reports it and DetachNetdevs
+// brings the netdevs home from it. The host socket lives as
 // long as the mover; each hook creates one socket in the pod netns (one
 // short-lived thread). Nothing is resolved or read from the host here
 // (prepare did that), so a hook costs a few netlink round trips per device
 // beyond the kernel's own move. Thread-safe: hooks are serialized.
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -39,6 +48,11 @@ class NetnsMover : public PodNetnsApplier {
 
   void AttachNetdevs(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) override;
   void DetachNetdevs(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) override;
+  void AdoptPod(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) override;
+  std::vector<PodSandboxRef> VanishedPods() override;
+
+  // Pods whose namespace the mover holds open.
+  std::size_t held_pods() const;
 
   // Time the last AttachNetdevs spent waiting for the kernel to move its
   // netdevs (the move RTM_NEWLINKs only): what a hook cannot go below.
@@ -47,9 +61,20 @@ class NetnsMover : public PodNetnsApplier {
   }
 
  private:
+  // A pod namespace kept open while netdevs may be inside it.
+  struct HeldPod {
+    PodSandboxRef ref;
+    NetnsHandle ns;
+    NetnsId id;
+    std::vector<ClaimPlan> plans;
+  };
+  void HoldLocked(const PodSandboxRef& pod, NetnsHandle ns, const std::vector<ClaimPlan>& plans);
+  void DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans);
+
   NetnsHandle host_ns_;
   Logger& log_;
-  std::mutex mu_;  // serializes hooks; guards host_sock_
+  mutable std::mutex mu_;  // serializes hooks; guards host_sock_ and held_
+  std::map<std::string, HeldPod> held_;  // by pod UID
   NlSockPtr host_sock_;
   std::atomic<std::int64_t> last_move_ns_{0};
 };

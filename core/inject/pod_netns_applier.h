@@ -38,9 +38,21 @@ class PodNetnsApplier {
 
   // Moves them back to the host and restores name, MTU, up/down state,
   // addresses, routes, rules and neighbours from NetdevHostState. Idempotent: a netdev already home is left alone.
-  // `pod.netns_path` may be empty or gone (the kernel then already returned
-  // physical devices). Throws InjectError after trying every device.
+  // `pod.netns_path` may be empty or gone: an applier that kept the pod's
+  // namespace (NetnsMover) detaches from that; otherwise the kernel already
+  // returned physical devices. `plans` without netdevs means "those the pod
+  // was attached with". Throws InjectError after trying every device.
   virtual void DetachNetdevs(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) = 0;
+
+  // The pod's netdevs are (or may be) inside its namespace although this
+  // applier did not move them (a restarted daemon learning running pods):
+  // keep track of the pod as AttachNetdevs would. Never moves anything.
+  virtual void AdoptPod(const PodSandboxRef& /*pod*/, const std::vector<ClaimPlan>& /*plans*/) {}
+
+  // Pods holding netdevs whose namespace the runtime has let go: the path is
+  // gone or names another namespace now. Their netdevs are still inside
+  // (see NetnsMover) and wait for DetachNetdevs.
+  virtual std::vector<PodSandboxRef> VanishedPods() { return {}; }
 };
 
 }  // namespace dranet::inject

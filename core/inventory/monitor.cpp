@@ -1,8 +1,11 @@
 #include "inventory/monitor.h"
 
+#include "inventory/netlink_event_filter.h"
+
 #include <linux/rtnetlink.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
+#include <netlink/route/rtnl.h>
 #include <netlink/socket.h>
 #include <poll.h>
 #include <pthread.h>
@@ -11,6 +14,8 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <set>
+#include <string>
 #include <string_view>
 
 namespace dranet::inventory {
@@ -26,13 +31,30 @@ constexpr int kKernelUeventGroup = 1;
 // Event bursts (hundreds of VFs created at once) must not overflow the socket.
 constexpr int kReceiveBufferBytes = 4 * 1024 * 1024;
 
-int IgnoreMessage(nl_msg*, void*) { return NL_OK; }
+// What the rtnetlink messages read so far amount to.
+struct RtnetlinkReader {
+  NetlinkEventFilter filter;
+  bool relevant = false;   // some message could change the published inventory
+  bool dump_done = false;  // the start-up link dump ended
+};
 
-SocketPtr OpenRtnetlink() {
+int ClassifyMessage(nl_msg* message, void* arg) {
+  auto* reader = static_cast<RtnetlinkReader*>(arg);
+  if (reader->filter.Relevant(nlmsg_hdr(message))) reader->relevant = true;
+  return NL_OK;
+}
+
+int DumpFinished(nl_msg*, void* arg) {
+  static_cast<RtnetlinkReader*>(arg)->dump_done = true;
+  return NL_OK;
+}
+
+SocketPtr OpenRtnetlink(RtnetlinkReader& reader) {
   SocketPtr socket(nl_socket_alloc());
   if (!socket) throw std::runtime_error("cannot allocate a netlink socket for the discovery monitor");
   nl_socket_disable_seq_check(socket.get());
-  nl_socket_modify_cb(socket.get(), NL_CB_VALID, NL_CB_CUSTOM, IgnoreMessage, nullptr);
+  nl_socket_modify_cb(socket.get(), NL_CB_VALID, NL_CB_CUSTOM, ClassifyMessage, &reader);
+  nl_socket_modify_cb(socket.get(), NL_CB_FINISH, NL_CB_CUSTOM, DumpFinished, &reader);
   int error = nl_connect(socket.get(), NETLINK_ROUTE);
   if (error >= 0) {
     error = nl_socket_add_memberships(socket.get(), RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR,
@@ -43,6 +65,11 @@ SocketPtr OpenRtnetlink() {
   }
   nl_socket_set_nonblocking(socket.get());
   nl_socket_set_buffer_size(socket.get(), kReceiveBufferBytes, 0);
+  // The links that exist now, so that the filter knows them before their
+  // first event (their replies arrive on this socket like events).
+  if (const int sent = nl_rtgen_request(socket.get(), RTM_GETLINK, AF_UNSPEC, NLM_F_DUMP); sent < 0) {
+    reader.dump_done = true;  // without it, every link's first event counts as new
+  }
   return socket;
 }
 
@@ -66,15 +93,31 @@ SocketPtr OpenUevents(Logger& log) {
 
 // Reads everything queued; true when any of it should trigger discovery.
 // An overrun (ENOBUFS) means events were lost, which also triggers it.
-bool DrainRtnetlink(nl_sock* socket) {
-  bool changed = false;
+bool DrainRtnetlink(nl_sock* socket, RtnetlinkReader& reader) {
+  reader.relevant = false;
   for (int i = 0; i < 1024; ++i) {
     int result = nl_recvmsgs_default(socket);
     if (result == -NLE_AGAIN) break;
-    changed = true;
-    if (result < 0 && result != -NLE_NOMEM) break;
+    if (result < 0) {
+      reader.relevant = true;
+      if (result != -NLE_NOMEM) break;
+    }
   }
-  return changed;
+  return reader.relevant;
+}
+
+// A uevent's value for `key` ("SUBSYSTEM"), or empty.
+std::string_view UeventValue(std::string_view event, std::string_view key) {
+  std::size_t start = 0;
+  while (start < event.size()) {
+    std::size_t end = event.find('\0', start);
+    if (end == std::string_view::npos) end = event.size();
+    std::string_view field = event.substr(start, end - start);
+    if (field.size() > key.size() && field.substr(0, key.size()) == key && field[key.size()] == '=')
+      return field.substr(key.size() + 1);
+    start = end + 1;
+  }
+  return {};
 }
 
 bool DrainUevents(nl_sock* socket) {
@@ -91,14 +134,11 @@ bool DrainUevents(nl_sock* socket) {
     }
     // A uevent is "ACTION@DEVPATH\0KEY=VALUE\0...".
     std::string_view event(reinterpret_cast<const char*>(buffer), static_cast<std::size_t>(length));
-    for (std::string_view subsystem : {"SUBSYSTEM=infiniband", "SUBSYSTEM=net", "SUBSYSTEM=pci",
-                                       "SUBSYSTEM=infiniband_verbs"}) {
-      std::size_t at = event.find(subsystem);
-      if (at != std::string_view::npos &&
-          (at + subsystem.size() == event.size() || event[at + subsystem.size()] == '\0')) {
-        relevant = true;
-      }
-    }
+    const std::string_view subsystem = UeventValue(event, "SUBSYSTEM");
+    if (subsystem == "infiniband" || subsystem == "infiniband_verbs" || subsystem == "pci") relevant = true;
+    // Virtual netdevs (a pod's veth) have no sysfs facts beyond what
+    // rtnetlink already reported; hardware netdevs may gain theirs later.
+    if (subsystem == "net" && UeventValue(event, "DEVPATH").rfind("/devices/virtual/", 0) != 0) relevant = true;
     free(buffer);
   }
   return relevant;
@@ -107,6 +147,8 @@ bool DrainUevents(nl_sock* socket) {
 }  // namespace
 
 struct DiscoveryMonitor::Sockets {
+  explicit Sockets(std::set<std::string> ignored_link_kinds) : reader{NetlinkEventFilter(std::move(ignored_link_kinds))} {}
+  RtnetlinkReader reader;  // before the socket: its callbacks point here
   SocketPtr rtnetlink;
   SocketPtr uevents;
 };
@@ -119,8 +161,8 @@ DiscoveryMonitor::~DiscoveryMonitor() { Stop(); }
 void DiscoveryMonitor::Start() {
   std::lock_guard lock(start_stop_mu_);
   if (thread_.joinable() || wake_fd_ >= 0) throw std::logic_error("DiscoveryMonitor::Start called twice");
-  auto sockets = std::make_unique<Sockets>();
-  sockets->rtnetlink = OpenRtnetlink();
+  auto sockets = std::make_unique<Sockets>(options_.ignored_link_kinds);
+  sockets->rtnetlink = OpenRtnetlink(sockets->reader);
   sockets->uevents = OpenUevents(log_);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
@@ -150,12 +192,27 @@ void DiscoveryMonitor::RequestRescan() {
   }
 }
 
+void DiscoveryMonitor::ReadLinkDump() {
+  // Bounded: a dump of thousands of links takes milliseconds.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  auto& reader = sockets_->reader;
+  while (!reader.dump_done && std::chrono::steady_clock::now() < until && !stopping_) {
+    pollfd fd{nl_socket_get_fd(sockets_->rtnetlink.get()), POLLIN, 0};
+    if (::poll(&fd, 1, 100) > 0) DrainRtnetlink(sockets_->rtnetlink.get(), reader);
+  }
+  if (log_.V(2)) {
+    log_.Verbose(2, "discovery monitor knows the links", {{"links", static_cast<int64_t>(reader.filter.known_links())},
+                                                          {"ignored", static_cast<int64_t>(reader.filter.ignored_links())}});
+  }
+}
+
 void DiscoveryMonitor::Run() {
   pthread_setname_np(pthread_self(), "inv-monitor");
   using Clock = std::chrono::steady_clock;
   Clock::time_point last_discovery;
   bool pending = true;  // the first discovery
   Clock::time_point due = Clock::now();
+  ReadLinkDump();
 
   while (!stopping_) {
     Clock::time_point now = Clock::now();
@@ -202,8 +259,18 @@ void DiscoveryMonitor::Run() {
       [[maybe_unused]] ssize_t got = ::read(wake_fd_, &count, sizeof(count));
       if (rescan_requested_.exchange(false)) changed = true;
     }
-    if (fds[1].revents & POLLIN) changed |= DrainRtnetlink(sockets_->rtnetlink.get());
-    if (fds[2].fd >= 0 && (fds[2].revents & POLLIN)) changed |= DrainUevents(sockets_->uevents.get());
+    if (fds[1].revents & POLLIN) {
+      if (DrainRtnetlink(sockets_->rtnetlink.get(), sockets_->reader)) {
+        changed = true;
+        if (log_.V(2)) log_.Verbose(2, "rediscovery requested", {{"by", sockets_->reader.filter.last_reason()}});
+      } else {
+        ++events_ignored_;
+      }
+    }
+    if (fds[2].fd >= 0 && (fds[2].revents & POLLIN) && DrainUevents(sockets_->uevents.get())) {
+      changed = true;
+      if (log_.V(2)) log_.Verbose(2, "rediscovery requested", {{"by", "kernel uevent"}});
+    }
     if (changed && !pending) {
       // Coalesce: never sooner than one window after the previous discovery.
       pending = true;

@@ -3,7 +3,8 @@
 //
 // DiscoveryMonitor listens on rtnetlink (link, IPv4/IPv6 address and route
 // groups) and on kernel uevents (RDMA, net and PCI hot-plug), and re-runs
-// discovery when something changed, at most once per coalescing window
+// discovery when something that could change the published devices changed
+// (netlink_event_filter.h: a pod's veth churn does not), at most once per coalescing window
 // (250 ms by default), plus a periodic resync. Each run hands the complete
 // device list to the callback, on the monitor's own thread ("inv-monitor").
 //
@@ -15,6 +16,8 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -33,6 +36,9 @@ class DiscoveryMonitor {
     std::chrono::milliseconds coalesce_window{250};
     // Rediscover at least this often even without events.
     std::chrono::milliseconds resync_period{std::chrono::minutes(1)};
+    // Links of these kinds are never published (e.g. "veth" under DRANET's
+    // default filter): their events do not trigger a discovery.
+    std::set<std::string> ignored_link_kinds;
   };
 
   // `discoverer` and `log` must outlive the monitor; `callback` runs on the
@@ -58,9 +64,13 @@ class DiscoveryMonitor {
 
   // Discoveries run so far (for tests and metrics).
   uint64_t discoveries() const { return discoveries_.load(); }
+  // Batches of rtnetlink events that could not change the inventory and so
+  // ran no discovery (netlink_event_filter.h).
+  uint64_t events_ignored() const { return events_ignored_.load(); }
 
  private:
   void Run();
+  void ReadLinkDump();
 
   Discoverer& discoverer_;
   Callback callback_;
@@ -70,6 +80,7 @@ class DiscoveryMonitor {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> rescan_requested_{false};
   std::atomic<uint64_t> discoveries_{0};
+  std::atomic<uint64_t> events_ignored_{0};
   std::mutex start_stop_mu_;
   std::thread thread_;
   struct Sockets;

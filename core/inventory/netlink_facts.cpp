@@ -312,24 +312,6 @@ std::vector<NeighborFacts> DumpPermanentNeighbors(nl_sock* socket, Logger& log) 
               "netlink neighbour dump failed; permanent neighbours are unknown");
 }
 
-bool IsGlobalUnicastV4(const unsigned char* b) {
-  if (b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0) return false;    // unspecified
-  if (b[0] == 127) return false;                                         // loopback
-  if (b[0] == 169 && b[1] == 254) return false;                          // link-local
-  if (b[0] >= 224 && b[0] <= 239) return false;                          // multicast
-  if (b[0] == 255 && b[1] == 255 && b[2] == 255 && b[3] == 255) return false;  // broadcast
-  return true;
-}
-
-bool IsGlobalUnicastV6(const unsigned char* b) {
-  static const unsigned char kZero[16] = {};
-  if (std::memcmp(b, kZero, 16) == 0) return false;                      // unspecified
-  if (std::memcmp(b, kZero, 15) == 0 && b[15] == 1) return false;        // loopback
-  if (b[0] == 0xff) return false;                                        // multicast
-  if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return false;               // link-local
-  return true;
-}
-
 }  // namespace
 
 NetlinkFacts ReadLiveNetlinkFacts(Logger& log) {
@@ -425,6 +407,28 @@ std::string EncapsulationName(uint16_t arp_type) {
   return it == kNames.end() ? "unknown" : it->second;
 }
 
+static bool IsGlobalUnicastV4(const unsigned char* b) {
+  if (b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0) return false;    // unspecified
+  if (b[0] == 127) return false;                                         // loopback
+  if (b[0] == 169 && b[1] == 254) return false;                          // link-local
+  if (b[0] >= 224 && b[0] <= 239) return false;                          // multicast
+  if (b[0] == 255 && b[1] == 255 && b[2] == 255 && b[3] == 255) return false;  // broadcast
+  return true;
+}
+
+static bool IsGlobalUnicastV6(const unsigned char* b) {
+  static const unsigned char kZero[16] = {};
+  if (std::memcmp(b, kZero, 16) == 0) return false;                      // unspecified
+  if (std::memcmp(b, kZero, 15) == 0 && b[15] == 1) return false;        // loopback
+  if (b[0] == 0xff) return false;                                        // multicast
+  if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return false;               // link-local
+  return true;
+}
+
+bool IsGlobalUnicast(int family, const unsigned char* bytes) {
+  return family == AF_INET ? IsGlobalUnicastV4(bytes) : family == AF_INET6 && IsGlobalUnicastV6(bytes);
+}
+
 std::vector<std::string> GlobalUnicastAddresses(const std::vector<std::string>& addresses, int family) {
   std::vector<std::string> kept;
   for (const auto& cidr : addresses) {
@@ -433,8 +437,7 @@ std::vector<std::string> GlobalUnicastAddresses(const std::vector<std::string>& 
     if (slash == std::string::npos || !ParseDecimal(std::string_view(cidr).substr(slash + 1))) continue;
     unsigned char bytes[16];
     if (inet_pton(family, ip.c_str(), bytes) != 1) continue;
-    bool global = family == AF_INET ? IsGlobalUnicastV4(bytes) : IsGlobalUnicastV6(bytes);
-    if (global) kept.push_back(cidr);
+    if (IsGlobalUnicast(family, bytes)) kept.push_back(cidr);
   }
   std::sort(kept.begin(), kept.end());
   return kept;

@@ -103,6 +103,10 @@ std::set<std::string> ExcludedUplinkInterfaces(const NetlinkFacts& facts);
 // iproute2 / DRANET name of an ARPHRD_* type ("ether", "infiniband", ...).
 std::string EncapsulationName(uint16_t arp_type);
 
+// Whether an address (4 or 16 bytes in network order) is global unicast:
+// not loopback, link-local, multicast, unspecified or broadcast.
+bool IsGlobalUnicast(int family, const unsigned char* bytes);
+
 // Global-unicast "ip/prefix" entries of `addresses` in one family, sorted as
 // strings (DRANET's order). Loopback, link-local, multicast, unspecified and
 // broadcast addresses are dropped, as are malformed entries.

@@ -172,6 +172,24 @@ std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<Claim
   return answers;
 }
 
+void DraService::ReturnNetdevs(const std::vector<ClaimRequest>& claims) {
+  for (const auto& claim : claims) {
+    const auto plan = deps_.prepared->Get(claim.uid);
+    if (!plan || plan->netdevs.empty()) continue;
+    for (const auto& pod_uid : plan->pod_uids) {
+      try {
+        // No netns path: the applier detaches from the namespace it kept,
+        // and leaves netdevs that are already home alone.
+        deps_.netdevs->DetachNetdevs({pod_uid, "", "", ""}, {*plan});
+      } catch (const std::exception& e) {
+        log_.Error("netdevs not restored at unprepare", {{"claim", Describe(claim)}, {"pod", pod_uid},
+                                                        {"error", e.what()}});
+        if (deps_.events) deps_.events(claim, "NetworkRestoreFailed", e.what());
+      }
+    }
+  }
+}
+
 std::map<std::string, std::string> DraService::Unprepare(const std::vector<ClaimRequest>& claims) {
   // A prepare of the same claim still running finishes first, so that its
   // Put cannot land after this Remove.
@@ -191,6 +209,7 @@ std::map<std::string, std::string> DraService::Unprepare(const std::vector<Claim
     uids.push_back(c.uid);
     errors[c.uid] = "";
   }
+  if (deps_.netdevs) ReturnNetdevs(claims);
   DRANET_FAULT_POINT("unprepare-before-persist");
   try {
     deps_.prepared->Remove(uids);

@@ -27,6 +27,7 @@
 
 #include "base/log.h"
 #include "base/metrics.h"
+#include "inject/pod_netns_applier.h"
 #include "inventory/device.h"
 #include "kube/resource_claim.h"
 #include "kubelet/claim_plan_builder.h"
@@ -89,6 +90,9 @@ struct DraServiceDeps {
   HostNetworkReader host_network;      // optional: required only for netdev devices
   ClaimEventSink events;               // optional
   OperationObserver observer;          // optional: "prepare"/"unprepare" per claim, with latency
+  // Optional: at unprepare, netdevs still in a pod go home (the runtime may
+  // have removed the pod without StopPodSandbox reaching the NRI plugin).
+  inject::PodNetnsApplier* netdevs = nullptr;
 };
 
 class DraService {
@@ -99,7 +103,10 @@ class DraService {
 
   // Answers every claim of `claims` (keyed by UID).
   std::map<std::string, PrepareAnswer> Prepare(const std::vector<ClaimRequest>& claims);
-  // Error per claim UID (empty: unprepared). Unknown claims succeed.
+  // Error per claim UID (empty: unprepared). Unknown claims succeed. Netdevs
+  // still inside a pod are returned to the host first; a failure there is
+  // logged and reported (Event NetworkRestoreFailed) but does not keep the
+  // claim prepared, which would hold the pod in Terminating.
   std::map<std::string, std::string> Unprepare(const std::vector<ClaimRequest>& claims);
 
   // The answer a stored plan gives (what Prepare returns for it).
@@ -114,6 +121,7 @@ class DraService {
     std::string result;                          // for the log: prepared, refreshed, unchanged, failed
   };
   Outcome PrepareOne(const ClaimRequest& claim);
+  void ReturnNetdevs(const std::vector<ClaimRequest>& claims);
 
   DraServiceOptions options_;
   DraServiceDeps deps_;

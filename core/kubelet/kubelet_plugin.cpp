@@ -291,6 +291,7 @@ void KubeletPlugin::Start() {
   };
   deps.events = events_;
   deps.observer = observer_;
+  deps.netdevs = netdev_applier_;
   if (!service_) service_ = std::make_unique<DraService>(service_options, std::move(deps), log_);
   auto servers = std::make_unique<Servers>(options_, *service_, log_);
   servers->Start();

@@ -33,6 +33,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "inject/pod_netns_applier.h"
 #include "kubelet/dra_service.h"
 #include "plugins/plugin_host.h"
 #include "state/prepared_claims.h"
@@ -73,6 +74,9 @@ class KubeletPlugin {
   // Default: one netlink dump of the host (or the snapshot's recorded facts
   // under --host-root), per claim with netdevs.
   void SetHostNetworkReader(HostNetworkReader reader);
+  // Where netdevs are brought home at NodeUnprepareResources (a pod the
+  // runtime removed without StopPodSandbox); null: the NRI hooks only.
+  void SetNetdevApplier(inject::PodNetnsApplier* applier) { netdev_applier_ = applier; }
 
   // Creates the directories and both sockets and starts serving. Throws
   // std::runtime_error naming the socket when one cannot be served.
@@ -102,6 +106,7 @@ class KubeletPlugin {
   Logger& log_;
   ClaimEventSink events_;
   OperationObserver observer_;
+  inject::PodNetnsApplier* netdev_applier_ = nullptr;
   HostNetworkReader host_network_;
   std::unique_ptr<DraService> service_;
   std::unique_ptr<Servers> servers_;

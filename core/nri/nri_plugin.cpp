@@ -31,18 +31,26 @@ void NriPlugin::Start() {
   stopping_ = false;
   thread_ = std::thread([this] { RunLoop(); });
   pthread_setname_np(thread_.native_handle(), "nri-client");
+  netns_thread_ = std::thread([this] { WatchNetns(); });
+  pthread_setname_np(netns_thread_.native_handle(), "nri-netns");
+}
+
+void NriPlugin::WatchNetns() {
+  while (WaitBackoff(options_.netns_check_period)) service_.ReleaseVanishedPods();
 }
 
 void NriPlugin::Stop() {
-  std::thread worker;
+  std::thread worker, watcher;
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
     if (session_) session_->Close("plugin stopping");
     worker = std::move(thread_);
+    watcher = std::move(netns_thread_);
   }
   cv_.notify_all();
   if (worker.joinable()) worker.join();
+  if (watcher.joinable()) watcher.join();
 }
 
 bool NriPlugin::ConnectedLocked() const {

@@ -12,8 +12,10 @@
 // multiplexer), ttrpc_session.h (one socket, both directions), with
 // protobuf messages from proto/nri.proto and proto/ttrpc.proto.
 //
-// Threads: one named "nri-client" (connect/backoff loop) plus one reader
-// per live connection ("nri-conn"), which runs the hooks. All methods are
+// Threads: one named "nri-client" (connect/backoff loop), one reader per
+// live connection ("nri-conn"), which runs the hooks, and "nri-netns" which
+// returns netdevs from pod namespaces the runtime deleted silently
+// (PluginService::ReleaseVanishedPods), connected or not. All methods are
 // thread-safe.
 #include <atomic>
 #include <chrono>
@@ -44,6 +46,9 @@ struct NriPluginOptions {
   std::chrono::milliseconds max_backoff{10000};
   // How long RegisterPlugin may take (the runtime's own limit is 5 s).
   std::chrono::milliseconds registration_timeout{5000};
+  // How often pods' kept network namespaces are checked: a namespace the
+  // runtime deleted without StopPodSandbox gets its netdevs back home.
+  std::chrono::milliseconds netns_check_period{2000};
   // Told about every request the runtime sends (method name, ok, latency).
   OperationObserver observer;
   // Told about containers found running without their devices (Synchronize).
@@ -79,6 +84,7 @@ class NriPlugin {
 
  private:
   void RunLoop();
+  void WatchNetns();
   bool ConnectedLocked() const;
   bool WaitBackoff(std::chrono::milliseconds delay);  // false when stopping
 
@@ -92,6 +98,7 @@ class NriPlugin {
   std::shared_ptr<TtrpcSession> session_;
   std::atomic<std::uint64_t> connections_{0};
   std::thread thread_;
+  std::thread netns_thread_;
 };
 
 }  // namespace dranet::nri

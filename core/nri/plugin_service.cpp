@@ -117,8 +117,15 @@ api::SynchronizeResponse PluginService::Synchronize(const api::SynchronizeReques
                                 {"bypassed", bypassed},
                                 {"more", request.more()}});
   if (!request.more()) {
-    std::lock_guard lock(mu_);
-    sync_pods_.clear();
+    std::map<std::string, api::PodSandbox> pods;
+    {
+      std::lock_guard lock(mu_);
+      pods.swap(sync_pods_);
+      // What is still bypassed is what this Synchronize found.
+      reported_bypass_.swap(sync_bypass_);
+      sync_bypass_.clear();
+    }
+    ReconcileNetdevs(pods);
   }
   api::SynchronizeResponse response;
   response.set_more(request.more());
@@ -143,6 +150,13 @@ std::size_t PluginService::FindBypassedContainers(const api::SynchronizeRequest&
         if (!present.count(node.container_path)) found.missing_devices.push_back(node.container_path);
     if (found.missing_devices.empty()) continue;
     ++bypassed;
+    {
+      // Each container is reported once, however often the runtime
+      // synchronizes while it runs.
+      std::lock_guard lock(mu_);
+      sync_bypass_.insert(container.id());
+      if (reported_bypass_.count(container.id())) continue;
+    }
     log_.Error("container runs without its dra.net devices: it started while the plugin was not connected; "
                "delete the pod to restart it with them",
                {{"pod", pod.namespace_() + "/" + pod.name()}, {"container", container.name()},
@@ -150,6 +164,61 @@ std::size_t PluginService::FindBypassedContainers(const api::SynchronizeRequest&
     if (bypass_reporter_) bypass_reporter_(found);
   }
   return bypassed;
+}
+
+std::size_t PluginService::bypassed_containers() const {
+  std::lock_guard lock(mu_);
+  return reported_bypass_.size();
+}
+
+void PluginService::ReleasePod(const inject::PodSandboxRef& pod, const char* why) {
+  const auto plans = claims_.ForPod(pod.uid);
+  try {
+    applier_.DetachNetdevs(pod, plans);  // a no-op for netdevs already home
+    log_.Info("pod netdevs are on the host", {{"pod", pod.Describe()}, {"why", why},
+                                                        {"netdevs", CountNetdevs(plans)}});
+  } catch (const std::exception& e) {
+    log_.Error("restoring pod netdevs failed", {{"pod", pod.Describe()}, {"why", why}, {"error", e.what()}});
+  }
+  std::lock_guard lock(mu_);
+  netns_by_pod_.erase(pod.uid);
+}
+
+void PluginService::ReconcileNetdevs(const std::map<std::string, api::PodSandbox>& running) {
+  std::set<std::string> running_uids;
+  for (const auto& [id, pod] : running) {
+    running_uids.insert(pod.uid());
+    const auto plans = claims_.ForPod(pod.uid());
+    if (CountNetdevs(plans) == 0) continue;
+    try {
+      applier_.AdoptPod(RefOf(pod, /*use_cache=*/false), plans);
+    } catch (const std::exception& e) {
+      log_.Warning("cannot keep track of a running pod's netdevs", {{"pod", pod.namespace_() + "/" + pod.name()},
+                                                                    {"error", e.what()}});
+    }
+  }
+  // Pods with netdevs that the runtime no longer runs: it removed them
+  // without telling this plugin (or while it was away).
+  std::set<std::string> gone;
+  for (const auto& plan : claims_.All()) {
+    if (plan.netdevs.empty()) continue;
+    for (const auto& uid : plan.pod_uids)
+      if (!running_uids.count(uid)) gone.insert(uid);
+  }
+  for (const auto& uid : gone) {
+    std::string path;
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = netns_by_pod_.find(uid); it != netns_by_pod_.end()) path = it->second;
+    }
+    ReleasePod({uid, "", "", path}, "not running at runtime synchronize");
+  }
+}
+
+std::size_t PluginService::ReleaseVanishedPods() {
+  const auto vanished = applier_.VanishedPods();
+  for (const auto& pod : vanished) ReleasePod(pod, "its network namespace is gone");
+  return vanished.size();
 }
 
 RpcStatus PluginService::RunPodSandbox(const api::PodSandbox& pod) {

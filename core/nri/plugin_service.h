@@ -6,7 +6,10 @@
 //                      RemovePodSandbox, CreateContainer (mask 0xF, valid on
 //                      every runtime since NRI v0.2)
 //   Synchronize        learn pod netns paths (chunks answered with `more`
-//                      echoed); never forgets pods it was not told about
+//                      echoed); report containers running without their
+//                      devices (once each); once the list is complete,
+//                      return the netdevs of pods the runtime no longer runs
+//                      and keep track of running pods' netdevs
 //   RunPodSandbox      move the pod's netdevs in (PodNetnsApplier)
 //   CreateContainer    char devices + cgroup rules, env, mounts
 //   Stop/RemovePodSandbox  move netdevs back and restore the host; never fails
@@ -19,6 +22,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "base/log.h"
@@ -80,6 +84,14 @@ class PluginService {
   void SetBypassReporter(BypassReporter reporter) { bypass_reporter_ = std::move(reporter); }
   void SetPodNetworkReporter(PodNetworkReporter reporter) { network_reporter_ = std::move(reporter); }
 
+  // Returns the netdevs of pods whose network namespace the runtime deleted
+  // without a Stop/RemovePodSandbox (PodNetnsApplier::VanishedPods). Called
+  // periodically; returns how many pods it released.
+  std::size_t ReleaseVanishedPods();
+
+  // Containers found bypassed at the last complete Synchronize.
+  std::size_t bypassed_containers() const;
+
   // Whether Configure arrived on the current connection; Reset() clears it
   // when a new connection starts (the netns cache survives reconnects).
   bool configured() const;
@@ -90,6 +102,9 @@ class PluginService {
  private:
   inject::PodSandboxRef RefOf(const api::PodSandbox& pod, bool use_cache);
   std::size_t FindBypassedContainers(const api::SynchronizeRequest& request);
+  void ReconcileNetdevs(const std::map<std::string, api::PodSandbox>& running);
+  // Detaches the pod's netdevs (from its kept namespace) and forgets it.
+  void ReleasePod(const inject::PodSandboxRef& pod, const char* why);
 
   state::PreparedClaims& claims_;
   inject::PodNetnsApplier& applier_;
@@ -99,6 +114,8 @@ class PluginService {
   bool configured_ = false;
   std::map<std::string, std::string> netns_by_pod_;  // pod UID -> netns path
   std::map<std::string, api::PodSandbox> sync_pods_;  // sandbox id -> pod, during one Synchronize
+  std::set<std::string> sync_bypass_;      // container ids found bypassed, during one Synchronize
+  std::set<std::string> reported_bypass_;  // container ids reported (bypassed at the last Synchronize)
   BypassReporter bypass_reporter_;
   PodNetworkReporter network_reporter_;
 };

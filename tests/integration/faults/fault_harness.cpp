@@ -137,13 +137,6 @@ std::string DescribeWaitStatus(int wait_status) {
   return "status " + std::to_string(wait_status);
 }
 
-// ---- FaultNode ----
-
-namespace {
-
-const char* const kClaims = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims";
-const char* const kSlices = "/apis/resource.k8s.io/v1/resourceslices";
-
 std::string KubeconfigFor(const std::string& server) {
   std::ostringstream y;
   y << "apiVersion: v1\nkind: Config\ncurrent-context: faults\n"
@@ -153,8 +146,6 @@ std::string KubeconfigFor(const std::string& server) {
   return y.str();
 }
 
-// An allocated claim for `devices` of our driver, reserved for `pod_uid`
-// (names here are plain identifiers: no JSON escaping needed).
 std::string AllocatedClaim(const std::string& name, const std::string& pool, const std::vector<std::string>& devices,
                            const std::string& pod_uid) {
   std::string results;
@@ -169,6 +160,27 @@ std::string AllocatedClaim(const std::string& name, const std::string& pool, con
          R"("status":{"allocation":{"devices":{"results":[)" + results + R"(]}},)"
          R"("reservedFor":[{"resource":"pods","name":"worker-)" + pod_uid + R"(","uid":")" + pod_uid + R"("}]}})";
 }
+
+std::string DeviceWithIfName(const std::vector<std::string>& slices, const std::string& if_name) {
+  for (const auto& text : slices) {
+    rapidjson::Document slice;
+    slice.Parse(text.c_str());
+    if (!slice.IsObject() || !slice.HasMember("spec") || !slice["spec"].HasMember("devices")) continue;
+    for (const auto& d : slice["spec"]["devices"].GetArray()) {
+      if (!d.HasMember("attributes") || !d["attributes"].HasMember("dra.net/ifName")) continue;
+      const auto& value = d["attributes"]["dra.net/ifName"];
+      if (value.HasMember("string") && if_name == value["string"].GetString()) return d["name"].GetString();
+    }
+  }
+  return {};
+}
+
+// ---- FaultNode ----
+
+namespace {
+
+const char* const kClaims = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims";
+const char* const kSlices = "/apis/resource.k8s.io/v1/resourceslices";
 
 std::string DescribePrepare(const std::vector<fakes::KubeletClaim>& claims,
                             const std::map<std::string, fakes::KubeletPrepareResult>& answers) {

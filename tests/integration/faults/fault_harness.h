@@ -56,7 +56,17 @@ struct HttpAnswer {
 };
 HttpAnswer LoopbackGet(int port, const std::string& path);
 
-// dranetd-faultpoints as a child process.
+// A kubeconfig for the fake API server at `server` (token auth).
+std::string KubeconfigFor(const std::string& server);
+// An allocated claim `name` in namespace "ml" for `devices` of pool `pool`,
+// reserved for `pod_uid` (plain identifiers: no JSON escaping needed).
+std::string AllocatedClaim(const std::string& name, const std::string& pool, const std::vector<std::string>& devices,
+                           const std::string& pod_uid);
+// The name of the published device whose dra.net/ifName is `if_name`
+// (ResourceSlice JSON objects); empty when none.
+std::string DeviceWithIfName(const std::vector<std::string>& slices, const std::string& if_name);
+
+// dranetd as a child process.
 class DaemonProcess {
  public:
   // Starts `binary args...`; with a non-empty `fault`, DRANET_FAULT=fault.

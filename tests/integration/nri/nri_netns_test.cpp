@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <memory>
+#include <thread>
 
 #include "fake_nri_runtime.h"
 #include "inject/netns_mover.h"
@@ -189,6 +190,33 @@ TEST_P(NriNetnsTest, DeviceReturnedUnderItsPodNameIsRenamedAndRestored) {
     EXPECT_TRUE(Contains(Host("-o addr show dev " + d.host), "inet " + d.address));
     EXPECT_TRUE(Contains(Host("route show dev " + d.host), d.route.substr(0, d.route.find('/'))));
   }
+}
+
+// containerd 1.7 after a restart: the pod is deleted, its namespace
+// unmounted, and no Stop/RemovePodSandbox arrives. The mover kept the
+// namespace open, so the veths were not destroyed with it (their host-side
+// peers still exist), and the periodic check brings them home intact.
+TEST_P(NriNetnsTest, NamespaceDeletedWithoutStopGivesTheNetdevsBack) {
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod_).ok()) << log_out_.str();
+  EXPECT_EQ(mover_->held_pods(), 1u);
+  ASSERT_TRUE(Ok("ip netns del " + netns_));
+  for (const auto& d : devs_) EXPECT_TRUE(Ok("ip link show " + d.peer)) << d.peer << " died with the namespace";
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  auto all_home = [&] {
+    for (const auto& d : devs_)
+      if (!Contains(Host("-o addr show dev " + d.host), "inet " + d.address)) return false;
+    return true;
+  };
+  while (!all_home() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(all_home()) << log_out_.str();
+  for (const auto& d : devs_) {
+    const auto link = Host("-o link show " + d.host);
+    EXPECT_TRUE(Contains(link, "mtu 1500")) << link;
+    EXPECT_TRUE(Contains(link, ",UP")) << link;
+    EXPECT_TRUE(Contains(Host("route show dev " + d.host), d.route.substr(0, d.route.find('/'))));
+  }
+  EXPECT_EQ(mover_->held_pods(), 0u);
+  EXPECT_TRUE(Contains(log_out_.str(), "its network namespace is gone")) << log_out_.str();
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, NriNetnsTest, ::testing::Values(false, true),

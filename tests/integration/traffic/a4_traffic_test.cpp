@@ -184,20 +184,6 @@ std::string ClaimJson(const std::string& device, const std::string& node, const 
 }
 
 // The published name of the device whose dra.net/ifName is `if_name`.
-std::string DeviceNamed(const std::vector<std::string>& slices, const std::string& if_name) {
-  for (const auto& text : slices) {
-    rapidjson::Document slice;
-    slice.Parse(text.c_str());
-    if (!slice.IsObject() || !slice.HasMember("spec") || !slice["spec"].HasMember("devices")) continue;
-    for (const auto& d : slice["spec"]["devices"].GetArray()) {
-      if (!d.HasMember("attributes") || !d["attributes"].HasMember("dra.net/ifName")) continue;
-      const auto& value = d["attributes"]["dra.net/ifName"];
-      if (value.HasMember("string") && if_name == value["string"].GetString()) return d["name"].GetString();
-    }
-  }
-  return {};
-}
-
 class A4TrafficTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
@@ -299,7 +285,7 @@ TEST_P(A4TrafficTest, PodReachesTheOtherNodeOverItsRdmaNicAndTheHostGetsItBack) 
     ASSERT_TRUE(runtime.AcceptPlugin(60s)) << runtime.last_error() << daemon_->Log();
     std::string device;
     ASSERT_TRUE(faults::PollUntil([&] {
-      device = DeviceNamed(api.ListObjects("/apis/resource.k8s.io/v1/resourceslices"), kNic);
+      device = faults::DeviceWithIfName(api.ListObjects("/apis/resource.k8s.io/v1/resourceslices"), kNic);
       return !device.empty();
     })) << "gpu0rdma0 was not published\n" << daemon_->Log();
 

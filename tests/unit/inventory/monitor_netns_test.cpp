@@ -7,10 +7,13 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <iostream>
+#include <set>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -24,6 +27,17 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::FindDevice;
+
+// Polls `done` every 10 ms for up to 10 s.
+template <typename Predicate>
+bool PollUntil(Predicate done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
 
 bool Shell(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()) == 0; }
 
@@ -192,6 +206,129 @@ TEST_F(NetnsTest, MonitorReportsTheMoveAndTheReturn) {
   EXPECT_TRUE(wait_for(true)) << "the return was not reported";
   monitor->Stop();
   EXPECT_GE(monitor->discoveries(), 3u);
+}
+
+
+// What a CNI does on every pod start, seen from the node: a veth pair whose
+// far end goes into the pod's namespace, the near end enslaved to the bridge
+// and brought up, an address inside the pod. With veths unpublished (DRANET's
+// default filter) none of it can change the inventory, so the monitor must
+// not rediscover; a change to a published link still must.
+class PodChurnTest : public NetnsTest {
+ protected:
+  void SetUp() override {
+    NetnsTest::SetUp();
+    if (IsSkipped() || HasFailure()) return;
+    bridge_ = "dbr" + std::to_string(::getpid());
+    // A fixed MAC: a bridge that takes its ports' MACs really changes.
+    ASSERT_TRUE(Shell("ip -n " + node_ + " link add " + bridge_ + " address 02:00:00:00:00:01 type bridge"));
+    ASSERT_TRUE(Shell("ip -n " + node_ + " link set " + bridge_ + " up"));
+  }
+  void TearDown() override {
+    for (const auto& pod : pods_) Shell("ip netns del " + pod);
+    NetnsTest::TearDown();
+  }
+
+  // Starts a monitor in the node namespace; `ignored` as its ignored kinds.
+  void StartMonitor(std::set<std::string> ignored) {
+    ASSERT_EQ(Worker().error(), "");
+    DiscoveryOptions options;
+    options.host_root = root_;
+    discoverer_ = std::make_unique<Discoverer>(options, NullLogger());
+    Worker().Do([&] {
+      DiscoveryMonitor::Options monitor_options;
+      monitor_options.coalesce_window = std::chrono::milliseconds(20);
+      monitor_options.ignored_link_kinds = std::move(ignored);
+      monitor_ = std::make_unique<DiscoveryMonitor>(
+          *discoverer_,
+          [&](std::vector<Device> devices) {
+            std::lock_guard lock(mu_);
+            last_ = std::move(devices);
+            changed_.notify_all();
+          },
+          NullLogger(), monitor_options);
+      monitor_->Start();
+    });
+    std::unique_lock lock(mu_);
+    ASSERT_TRUE(changed_.wait_for(lock, std::chrono::seconds(10), [&] { return !last_.empty(); }));
+  }
+
+  // One pod start as the bridge CNI does it.
+  void StartPod(int n) {
+    const std::string pod = pod_ + "-" + std::to_string(n);
+    const std::string host_end = "dh" + std::to_string(::getpid() % 100000) + "p" + std::to_string(n);
+    ASSERT_TRUE(Shell("ip netns add " + pod));
+    pods_.push_back(pod);
+    ASSERT_TRUE(Shell("ip -n " + node_ + " link add " + host_end + " type veth peer name eth0 netns " + pod));
+    ASSERT_TRUE(Shell("ip -n " + node_ + " link set " + host_end + " master " + bridge_ + " up"));
+    ASSERT_TRUE(Shell("ip -n " + pod + " addr add 10.231.9." + std::to_string(n + 10) + "/24 dev eth0"));
+    ASSERT_TRUE(Shell("ip -n " + pod + " link set eth0 up"));
+    ASSERT_TRUE(Shell("ip -n " + pod + " link set lo up"));
+  }
+
+  // Changes a published link (a global address on the bridge) and waits for
+  // the discovery that shows it: proves the monitor is alive and has read
+  // every event that came before.
+  bool PublishedChangeSeen(const std::string& cidr) {
+    if (!Shell("ip -n " + node_ + " addr add " + cidr + " dev " + bridge_)) return false;
+    std::unique_lock lock(mu_);
+    return changed_.wait_for(lock, std::chrono::seconds(10), [&] {
+      const Device* bridge = FindDevice(last_, bridge_);
+      return bridge && bridge->attributes.count(std::string(attr::kIpv4)) &&
+             testing::Attribute<std::string>(*bridge, attr::kIpv4).find(cidr) != std::string::npos;
+    });
+  }
+
+  std::string bridge_;
+  std::vector<std::string> pods_;
+  std::unique_ptr<Discoverer> discoverer_;
+  std::unique_ptr<DiscoveryMonitor> monitor_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::vector<Device> last_;
+};
+
+TEST_F(PodChurnTest, VethChurnOfPodStartsRunsNoDiscovery) {
+  StartMonitor({"veth"});
+  // The bridge's first port brings its carrier up: a real change of its
+  // published state. A node's bridge has pods already; so has this one.
+  // (The kernel reports carrier changes late, so wait for it to show.)
+  StartPod(0);
+  ASSERT_TRUE(PublishedChangeSeen("192.0.2.200/24"));
+  {
+    std::unique_lock lock(mu_);
+    ASSERT_TRUE(changed_.wait_for(lock, std::chrono::seconds(10), [&] {
+      const Device* bridge = FindDevice(last_, bridge_);
+      return bridge && bridge->attributes.count(std::string(attr::kState)) &&
+             testing::Attribute<std::string>(*bridge, attr::kState) == "up";
+    }));
+  }
+  const auto before = monitor_->discoveries();
+  const auto ignored_before = monitor_->events_ignored();
+  constexpr int kPods = 5;
+  for (int n = 1; n <= kPods; ++n) StartPod(n);
+  // The monitor read the churn and set it aside...
+  ASSERT_TRUE(PollUntil([&] { return monitor_->events_ignored() > ignored_before; }));
+  // ...and a real change after it is the only thing that ran a discovery.
+  ASSERT_TRUE(PublishedChangeSeen("192.0.2.201/24"));
+  monitor_->Stop();
+  const auto scans = monitor_->discoveries() - before;
+  std::cout << "[ measured ] " << kPods << " pod starts with veths unpublished: " << scans - 1
+            << " discoveries (plus 1 for the published change)\n";
+  EXPECT_EQ(scans, 1u);
+}
+
+// The same churn when veths may be published (any --filter but DRANET's
+// default): every new veth is a new device, so it is rediscovered.
+TEST_F(PodChurnTest, VethChurnIsRediscoveredWhenVethsArePublished) {
+  StartMonitor({});
+  const auto before = monitor_->discoveries();
+  StartPod(0);
+  ASSERT_TRUE(PollUntil([&] { return monitor_->discoveries() > before; }));
+  std::unique_lock lock(mu_);
+  EXPECT_TRUE(changed_.wait_for(lock, std::chrono::seconds(10), [&] {
+    return std::any_of(last_.begin(), last_.end(), [](const Device& d) { return d.if_name.rfind("dh", 0) == 0; });
+  }));
 }
 
 }  // namespace

@@ -82,6 +82,7 @@ class DraServiceTest : public ::testing::Test {
       std::lock_guard lock(mu_);
       events_.push_back(c.name + " " + reason + " " + message);
     };
+    deps.netdevs = netdevs_;
     return std::make_unique<DraService>(options, std::move(deps), log_);
   }
 
@@ -96,6 +97,19 @@ class DraServiceTest : public ::testing::Test {
   std::atomic<int> lookups_{0}, inventory_calls_{0};
   std::latch* gate_ = nullptr;
   std::vector<std::string> events_;
+  inject::PodNetnsApplier* netdevs_ = nullptr;
+};
+
+// Detaches recorded as "<pod uid> <claim uid>"; fails when told to.
+class DetachRecorder : public inject::PodNetnsApplier {
+ public:
+  void AttachNetdevs(const inject::PodSandboxRef&, const std::vector<inject::ClaimPlan>&) override {}
+  void DetachNetdevs(const inject::PodSandboxRef& pod, const std::vector<inject::ClaimPlan>& plans) override {
+    for (const auto& p : plans) detached.push_back(pod.uid + " " + p.claim_uid);
+    if (!fail_with.empty()) throw inject::InjectError(fail_with);
+  }
+  std::vector<std::string> detached;
+  std::string fail_with;
 };
 
 TEST_F(DraServiceTest, PreparesSeveralClaimsWithOneWrite) {
@@ -183,6 +197,36 @@ TEST_F(DraServiceTest, UnprepareIsIdempotentAndNeedsNoClaimObject) {
   EXPECT_EQ(lookups_, lookups);
   EXPECT_FALSE(store_.Get("uid-one"));
   EXPECT_TRUE(store_.Get("uid-two"));
+}
+
+// A pod the runtime removed without StopPodSandbox reaching the NRI plugin
+// still holds its netdevs at unprepare: they go home before the claim's
+// state (their host configuration) is dropped. A failure is reported and
+// does not keep the claim (that would hold the pod in Terminating).
+TEST_F(DraServiceTest, UnprepareReturnsNetdevsStillInThePod) {
+  DetachRecorder netdevs;
+  netdevs_ = &netdevs;
+  auto service = Make();
+  inject::ClaimPlan plan;
+  plan.claim_uid = "uid-a4";
+  plan.claim_namespace = "ml";
+  plan.claim_name = "a4";
+  plan.pod_uids = {"pod-1"};
+  plan.netdevs.push_back({});
+  plan.netdevs.back().host_if_name = "gpu0rdma0";
+  store_.Put({plan});
+  service->Prepare({Req("one")});
+  EXPECT_EQ(service->Unprepare({{"ml", "a4", "uid-a4"}, Req("one")}),
+            (std::map<std::string, std::string>{{"uid-a4", ""}, {"uid-one", ""}}));
+  EXPECT_EQ(netdevs.detached, std::vector<std::string>{"pod-1 uid-a4"});  // claim "one" has no netdev
+  EXPECT_FALSE(store_.Get("uid-a4"));
+
+  store_.Put({plan});
+  netdevs.fail_with = "netdev gpu0rdma0 is neither in the pod nor on the host";
+  EXPECT_EQ(service->Unprepare({{"ml", "a4", "uid-a4"}}).at("uid-a4"), "");
+  EXPECT_FALSE(store_.Get("uid-a4"));
+  ASSERT_EQ(events_.size(), 1u);
+  EXPECT_THAT(events_[0], HasSubstr("a4 NetworkRestoreFailed netdev gpu0rdma0"));
 }
 
 TEST_F(DraServiceTest, FailedWriteFailsTheClaimsOfTheCall) {

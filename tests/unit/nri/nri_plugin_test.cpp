@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include <set>
@@ -176,6 +177,90 @@ TEST_F(NriPluginTest, ContainerStartedWithoutItsDevicesIsReportedAtSynchronize) 
   EXPECT_EQ(reported[0].missing_devices,
             (std::vector<std::string>{"/dev/infiniband/umad0", "/dev/infiniband/rdma_cm"}));
   EXPECT_NE(log_out_.str().find("container runs without its dra.net devices"), std::string::npos);
+}
+
+// containerd re-synchronizes at every reconnect: a container that still runs
+// without its devices is reported once, and the count follows what the last
+// Synchronize found.
+TEST_F(NriPluginTest, BypassedContainerIsReportedOnceAcrossSynchronizes) {
+  StartRuntime();
+  const auto pod = FakeNriRuntime::MakePod("pod-gb300", "ml", "train-0", "/var/run/netns/cni-gb300");
+  claims_.Put({Gb300Plan(pod.uid())});
+  auto bypassed = FakeNriRuntime::MakeContainer(pod, "bypassed", {});
+  runtime_->SetExistingPods({pod});
+  runtime_->SetExistingContainers({bypassed});
+  std::atomic<int> reports{0};
+  nri::NriPluginOptions opts;
+  opts.socket_path = dir_.path() + "/nri.sock";
+  opts.initial_backoff = 5ms;
+  opts.bypass_reporter = [&](const nri::BypassedContainer&) { ++reports; };
+  plugin_ = std::make_unique<nri::NriPlugin>(opts, claims_, applier_, log_);
+  plugin_->Start();
+  Connect();
+  for (int resync = 0; resync < 3; ++resync) {
+    runtime_->Restart();
+    ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
+  }
+  EXPECT_EQ(reports.load(), 1);
+  EXPECT_EQ(plugin_->service().bypassed_containers(), 1u);
+  // The container was deleted: nothing is bypassed any more.
+  runtime_->SetExistingContainers({});
+  runtime_->Restart();
+  ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
+  EXPECT_EQ(plugin_->service().bypassed_containers(), 0u);
+  EXPECT_EQ(reports.load(), 1);
+}
+
+inject::ClaimPlan NetdevPlan(const std::string& claim_uid, const std::string& pod_uid, const std::string& ifname) {
+  inject::ClaimPlan plan;
+  plan.claim_uid = claim_uid;
+  plan.claim_namespace = "ml";
+  plan.claim_name = "claim-" + pod_uid;
+  plan.pod_uids = {pod_uid};
+  inject::NetdevPlan netdev;
+  netdev.device_name = "dev-" + ifname;
+  netdev.host_if_name = ifname;
+  plan.netdevs.push_back(netdev);
+  return plan;
+}
+
+// After a restart (of containerd or of dranetd) the runtime lists what runs.
+// A pod with netdevs that is not listed was removed without this plugin
+// hearing of it: its netdevs go home. Listed pods are kept track of.
+TEST_F(NriPluginTest, SynchronizeReturnsNetdevsOfPodsTheRuntimeNoLongerRuns) {
+  StartRuntime();
+  const auto running = FakeNriRuntime::MakePod("pod-running", "ml", "a4-0", "/var/run/netns/cni-0");
+  claims_.Put({NetdevPlan("claim-0", "pod-running", "gpu0rdma0"), NetdevPlan("claim-1", "pod-gone", "gpu1rdma0"),
+               Gb300Plan("pod-ib-gone")});
+  runtime_->SetExistingPods({running});
+  StartPlugin();
+  Connect();
+  EXPECT_EQ(applier_.Ops("adopt"), std::vector<std::string>{"adopt pod-running"});
+  // Only pods with netdevs: the IB-only pod has nothing to bring back.
+  EXPECT_EQ(applier_.Ops("detach"), std::vector<std::string>{"detach pod-gone"});
+  EXPECT_NE(log_out_.str().find("not running at runtime synchronize"), std::string::npos) << log_out_.str();
+}
+
+// The runtime deleted a pod's namespace and sent nothing (containerd 1.7,
+// for pods created before it restarted): the periodic check returns them.
+TEST_F(NriPluginTest, VanishedPodNamespaceGetsItsNetdevsReturned) {
+  StartRuntime();
+  claims_.Put({NetdevPlan("claim-0", "pod-a4", "gpu0rdma0")});
+  nri::NriPluginOptions opts;
+  opts.socket_path = dir_.path() + "/nri.sock";
+  opts.netns_check_period = 10ms;
+  plugin_ = std::make_unique<nri::NriPlugin>(opts, claims_, applier_, log_);
+  plugin_->Start();
+  Connect();
+  applier_.Vanish({{"pod-a4", "ml", "a4-0", "/var/run/netns/cni-a4"}});
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (applier_.Ops("detach").empty() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(applier_.Ops("detach"), std::vector<std::string>{"detach pod-a4"});
+  for (const auto& call : applier_.calls()) {
+    if (call.op == "detach") {
+      EXPECT_EQ(call.plans, 1u);
+    }
+  }
 }
 
 TEST_F(NriPluginTest, NetdevMovesAreReportedForClaimStatus) {

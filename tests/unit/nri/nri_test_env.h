@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "inject/pod_netns_applier.h"
@@ -34,7 +35,7 @@ class TempDir {
 class RecordingApplier : public inject::PodNetnsApplier {
  public:
   struct Call {
-    std::string op;  // "attach" / "detach"
+    std::string op;  // "attach" / "detach" / "adopt"
     inject::PodSandboxRef pod;
     std::size_t plans;
   };
@@ -49,6 +50,28 @@ class RecordingApplier : public inject::PodNetnsApplier {
   void DetachNetdevs(const inject::PodSandboxRef& pod, const std::vector<inject::ClaimPlan>& plans) override {
     std::lock_guard lock(mu_);
     calls_.push_back({"detach", pod, plans.size()});
+  }
+
+  void AdoptPod(const inject::PodSandboxRef& pod, const std::vector<inject::ClaimPlan>& plans) override {
+    std::lock_guard lock(mu_);
+    calls_.push_back({"adopt", pod, plans.size()});
+  }
+  std::vector<inject::PodSandboxRef> VanishedPods() override {
+    std::lock_guard lock(mu_);
+    return std::exchange(vanished_, {});
+  }
+  // The next VanishedPods() answers `pods` (once).
+  void Vanish(std::vector<inject::PodSandboxRef> pods) {
+    std::lock_guard lock(mu_);
+    vanished_ = std::move(pods);
+  }
+  // The calls of one kind, as "<op> <pod uid>".
+  std::vector<std::string> Ops(const std::string& op) const {
+    std::lock_guard lock(mu_);
+    std::vector<std::string> out;
+    for (const auto& c : calls_)
+      if (c.op == op) out.push_back(c.op + " " + c.pod.uid);
+    return out;
   }
 
   void Hold() {
@@ -75,6 +98,7 @@ class RecordingApplier : public inject::PodNetnsApplier {
   bool hold_ = false;
   std::string fail_with_;
   std::vector<Call> calls_;
+  std::vector<inject::PodSandboxRef> vanished_;
 };
 
 // The GB300 claim (packaging/examples/nd-gb300-v6): one IB-only HCA (no netdev), its

@@ -1,0 +1,437 @@
+// End to end on a real containerd 1.7 with NRI (runtime_env.sh): the real
+// dranetd registers as its NRI plugin, claims are prepared over the kubelet
+// DRA gRPC API (fake kubelet, fake API server), pods are created over CRI the
+// way the kubelet does, and every assertion looks at what the container or
+// the pod's network namespace really has.
+//
+//   Gb300PodSeesExactlyItsDevices          /dev/infiniband, device numbers,
+//                                          device cgroup, env; a pod without
+//                                          claims sees none; discoveries per
+//                                          pod start
+//   A4NetdevMovesIntoTheCniPodAndBack      a veth standing in for gpu0rdma0
+//   PodFromBeforeAContainerdRestart...     containerd sends nothing when such
+//                                          a pod is deleted: the NIC still
+//                                          comes home; new pods still work
+//   ContainerStartedWhileDranetdWasDown... reported once (Event + metric)
+//
+// Root only; skipped with the reason when the Debian archive cannot be
+// reached or this is not root. Everything started here is stopped by
+// runtime_env.sh stop (and by the runtime_cleanup ctest fixture after a
+// crash).
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cri_client.h"
+#include "fake_apiserver.h"
+#include "fake_kubelet.h"
+#include "fault_harness.h"
+
+namespace dranet::runtime_test {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using faults::PollUntil;
+
+constexpr const char* kNodeName = "runtime-e2e-node";
+constexpr const char* kSlices = "/apis/resource.k8s.io/v1/resourceslices";
+constexpr const char* kClaims = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims";
+
+struct CommandResult {
+  int status = -1;
+  std::string output;  // stdout and stderr
+};
+
+CommandResult Shell(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> buffer;
+  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) result.output.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// A metric's value from a /metrics text (first sample of the family).
+double MetricValue(const std::string& text, const std::string& name) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(name + " ", 0) == 0 || line.rfind(name + "{", 0) == 0)
+      return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return -1;
+}
+
+// containerd for the whole suite, from runtime_env.sh.
+class Containerd {
+ public:
+  static Containerd& Get() {
+    static Containerd instance;
+    return instance;
+  }
+  const std::string& skip_reason() const { return skip_; }
+  const std::string& error() const { return error_; }
+  std::string var(const std::string& key) const {
+    auto it = vars_.find(key);
+    return it == vars_.end() ? "" : it->second;
+  }
+  bool Restart() {
+    const auto r = Shell(Script() + " restart " + kCache + " " + kRun);
+    if (r.status != 0) error_ = r.output;
+    return r.status == 0;
+  }
+  void Stop() {
+    if (started_) Shell(Script() + " stop " + kRun);
+    started_ = false;
+  }
+
+ private:
+  static std::string Script() { return std::string("bash ") + DRANET_RUNTIME_SCRIPT; }
+  static constexpr const char* kCache = DRANET_RUNTIME_CACHE_DIR;
+  static constexpr const char* kRun = DRANET_RUNTIME_RUN_DIR;
+
+  Containerd() {
+    if (::geteuid() != 0) {
+      skip_ = "needs root (containerd, network namespaces)";
+      return;
+    }
+    auto fetched = Shell(Script() + " fetch " + kCache);
+    if (fetched.status == 77) {
+      skip_ = "runtime packages unavailable: " + fetched.output;
+      return;
+    }
+    if (fetched.status != 0) {
+      error_ = "fetch failed: " + fetched.output;
+      return;
+    }
+    auto images = Shell(Script() + " images " + kCache);
+    if (images.status != 0) {
+      error_ = "images failed: " + images.output;
+      return;
+    }
+    auto started = Shell(Script() + " start " + kCache + " " + kRun);
+    if (started.status != 0) {
+      error_ = "containerd did not start: " + started.output;
+      Shell(Script() + " stop " + kRun);
+      return;
+    }
+    started_ = true;
+    std::istringstream lines(started.output);
+    for (std::string line; std::getline(lines, line);) {
+      const auto eq = line.find('=');
+      if (eq != std::string::npos && line.find(' ') > eq) vars_[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+  }
+  ~Containerd() { Stop(); }
+
+  std::string skip_, error_;
+  bool started_ = false;
+  std::map<std::string, std::string> vars_;
+};
+
+// A pod as the kubelet creates it, with one long-running busybox container.
+struct RunningPod {
+  PodSpec spec;
+  std::string sandbox, container;
+};
+
+class ContainerdE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto& containerd = Containerd::Get();
+    if (!containerd.skip_reason().empty()) GTEST_SKIP() << containerd.skip_reason();
+    ASSERT_EQ(containerd.error(), "");
+    cri_ = std::make_unique<CriClient>(containerd.var("CONTAINERD_SOCKET"));
+    ASSERT_EQ(cri_->Version().runtime_name, "containerd");
+    std::string pattern = "/tmp/dranet-rte2e-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    fs::create_directories(dir_ / "kubelet/plugins_registry");
+    fs::create_directories(dir_ / "plugins");
+    fs::permissions(dir_ / "plugins", fs::perms::owner_all);
+    api_.RequireToken("faults");
+    std::ofstream(dir_ / "kubeconfig") << faults::KubeconfigFor(api_.url());
+    api_.PutObject("/api/v1/nodes",
+                   std::string(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")") + kNodeName + R"("}})");
+    fakes::FakeKubeletOptions kubelet_options;
+    kubelet_options.registry_dir = dir_ / "kubelet/plugins_registry";
+    kubelet_ = std::make_unique<fakes::FakeKubelet>(kubelet_options);
+    kubelet_->Start();
+  }
+
+  void TearDown() override {
+    if (!cri_) return;
+    for (const auto& pod : pods_) {
+      try {
+        cri_->StopPodSandbox(pod.sandbox);
+        cri_->RemovePodSandbox(pod.sandbox);
+      } catch (const std::exception&) {
+      }
+    }
+    if ((HasFailure() || std::getenv("DRANET_E2E_LOG")) && daemon_) std::cout << "dranetd log:\n" << daemon_->Log();
+    daemon_.reset();
+    kubelet_.reset();
+    for (const auto& link : links_) Shell("ip link del " + link);
+    std::error_code ec;
+    if (!HasFailure()) fs::remove_all(dir_, ec);
+  }
+
+  // dranetd on the live host: no cloud, no GPU, so no plugins.
+  std::vector<std::string> LiveHost() {
+    return {"--host-root", "/", "--plugin-dir", (dir_ / "plugins").string(),
+            "--filter", ""};  // the default filter leaves veths out
+  }
+  // dranetd on the GB300 snapshot with the build's plugins (NCCL_IB_HCA
+  // comes from the NVIDIA plugin).
+  static std::vector<std::string> Gb300() {
+    return {"--host-root", (fs::path(DRANET_TEST_NODES_DIR) / "nd-gb300-v6").string()};
+  }
+
+  // Starts dranetd with NRI on containerd's socket; waits for kubelet
+  // registration, the NRI handshake (/readyz) and a first publish.
+  void StartDaemon(const std::vector<std::string>& discovery_args) {
+    std::vector<std::string> args = {"--kubeconfig", (dir_ / "kubeconfig").string(), "--node-name", kNodeName,
+                                     "--kubelet-root-dir", (dir_ / "kubelet").string(), "--state-dir",
+                                     (dir_ / "state").string(), "--nri-socket", Containerd::Get().var("NRI_SOCKET"),
+                                     "--metrics-address", "127.0.0.1:0", "-v", "2"};
+    args.insert(args.end(), discovery_args.begin(), discovery_args.end());
+    const auto generation = kubelet_->Plugin("dra.net") ? kubelet_->Plugin("dra.net")->generation : 0;
+    daemon_ = std::make_unique<faults::DaemonProcess>(DRANETD_BINARY, args,
+                                                      dir_ / ("dranetd-" + std::to_string(++starts_) + ".log"), "");
+    ASSERT_TRUE(kubelet_->WaitForPlugin("dra.net", 60s, generation)) << daemon_->Log();
+    port_ = daemon_->MetricsPort();
+    ASSERT_NE(port_, 0) << daemon_->Log();
+    ASSERT_TRUE(PollUntil([&] { return faults::LoopbackGet(port_, "/readyz").status == 200; }))
+        << faults::LoopbackGet(port_, "/readyz").body << daemon_->Log();
+  }
+
+  double Metric(const std::string& name) { return MetricValue(faults::LoopbackGet(port_, "/metrics").body, name); }
+
+  // Creates an allocated claim for `devices` reserved for `pod_uid` and
+  // prepares it through the kubelet API.
+  fakes::KubeletClaim Prepare(const std::string& name, const std::vector<std::string>& devices,
+                              const std::string& pod_uid) {
+    rapidjson::Document stored;
+    stored.Parse(api_.PutObject(kClaims, faults::AllocatedClaim(name, kNodeName, devices, pod_uid)).c_str());
+    fakes::KubeletClaim claim{"ml", name, stored["metadata"]["uid"].GetString()};
+    const auto answers = kubelet_->Prepare("dra.net", fakes::DraApi::kV1, {claim});
+    EXPECT_EQ(answers.at(claim.uid).error, "") << daemon_->Log();
+    return claim;
+  }
+
+  RunningPod StartPod(const std::string& name, const std::string& uid) {
+    RunningPod pod;
+    pod.spec.name = name;
+    pod.spec.uid = uid;
+    pod.spec.namespace_name = "ml";
+    pod.sandbox = cri_->RunPodSandbox(pod.spec);
+    pods_.push_back(pod);
+    pod.container = cri_->CreateContainer(pod.sandbox, pod.spec,
+                                          {"work", Containerd::Get().var("BUSYBOX_IMAGE"), {"sleep", "3600"}, {}});
+    cri_->StartContainer(pod.container);
+    return pod;
+  }
+
+  void DeletePod(const RunningPod& pod) {
+    cri_->StopPodSandbox(pod.sandbox);
+    cri_->RemovePodSandbox(pod.sandbox);
+    std::erase_if(pods_, [&](const RunningPod& p) { return p.sandbox == pod.sandbox; });
+  }
+
+  std::string InPod(const RunningPod& pod, const std::vector<std::string>& cmd) {
+    const auto r = cri_->Exec(pod.container, cmd);
+    return r.stdout_text + r.stderr_text;
+  }
+
+  // A veth named gpu0rdma0 with what GCE gives an A4 RDMA NIC (a /32, a
+  // link-scope route to the gateway and the subnet route via it), MTU 8896.
+  void MakeA4Nic() {
+    ASSERT_EQ(Shell("ip link show gpu0rdma0").status, 1) << "gpu0rdma0 already exists on this machine";
+    ASSERT_EQ(Shell("ip link add gpu0rdma0 mtu 8896 type veth peer name gpu0peer mtu 8896").status, 0);
+    links_.push_back("gpu0rdma0");
+    links_.push_back("gpu0peer");
+    for (const std::string cmd :
+         {"addr add 192.168.231.4/32 dev gpu0rdma0", "link set gpu0rdma0 up", "link set gpu0peer up",
+          "route add 192.168.231.1 dev gpu0rdma0 proto dhcp scope link src 192.168.231.4 metric 100",
+          "route add 192.168.231.0/24 via 192.168.231.1 dev gpu0rdma0 proto dhcp src 192.168.231.4 metric 100"})
+      ASSERT_EQ(Shell("ip " + cmd).status, 0) << cmd;
+    host_a4_state_ = HostA4State();
+  }
+
+  static std::string HostA4State() {
+    std::string link = Shell("ip -o link show gpu0rdma0").output;
+    const auto mtu = link.find(" mtu ");
+    link = mtu == std::string::npos ? "<no link>" : link.substr(mtu, link.find(' ', mtu + 5) - mtu);
+    return "link" + link + "\n" + Shell("ip -4 -o addr show dev gpu0rdma0").output +
+           Shell("ip -4 route show dev gpu0rdma0").output;
+  }
+
+  std::string PublishedA4Device() {
+    std::string device;
+    PollUntil([&] {
+      device = faults::DeviceWithIfName(api_.ListObjects(kSlices), "gpu0rdma0");
+      return !device.empty();
+    });
+    return device;
+  }
+
+  void ExpectA4NicInPod(const RunningPod& pod) {
+    const std::string addresses = InPod(pod, {"ip", "-o", "addr"});
+    EXPECT_TRUE(Contains(addresses, "gpu0rdma0")) << addresses;
+    EXPECT_TRUE(Contains(addresses, "inet 192.168.231.4/32")) << addresses;
+    EXPECT_TRUE(Contains(addresses, "eth0")) << "the CNI's interface is gone: " << addresses;
+    EXPECT_TRUE(Contains(InPod(pod, {"ip", "-o", "link", "show", "gpu0rdma0"}), "mtu 8896"));
+    const std::string routes = InPod(pod, {"ip", "route"});
+    EXPECT_TRUE(Contains(routes, "192.168.231.0/24 via 192.168.231.1 dev gpu0rdma0")) << routes;
+    EXPECT_TRUE(Contains(routes, "192.168.231.1 dev gpu0rdma0")) << routes;
+    EXPECT_NE(Shell("ip link show gpu0rdma0").status, 0) << "gpu0rdma0 is still on the host";
+  }
+
+  fakes::FakeApiServer api_;
+  std::unique_ptr<fakes::FakeKubelet> kubelet_;
+  std::unique_ptr<faults::DaemonProcess> daemon_;
+  std::unique_ptr<CriClient> cri_;
+  fs::path dir_;
+  int port_ = 0, starts_ = 0;
+  std::vector<RunningPod> pods_;
+  std::vector<std::string> links_;
+  std::string host_a4_state_;
+};
+
+TEST_F(ContainerdE2eTest, Gb300PodSeesExactlyItsDevices) {
+  StartDaemon(Gb300());
+  // The node's first NIC: mlx5_0, uverbs0 (231:192), umad0 (231:0), and
+  // rdma_cm (10:58), as the snapshot's README lists them.
+  const auto claim = Prepare("gb300-1nic", {"pci-0101-00-00-0"}, "gb300-pod-uid");
+  const auto pod = StartPod("gb300-worker", "gb300-pod-uid");
+  EXPECT_EQ(InPod(pod, {"ls", "/dev/infiniband"}), "rdma_cm\numad0\nuverbs0\n");
+  EXPECT_EQ(InPod(pod, {"stat", "-c", "%n %F %t:%T", "/dev/infiniband/uverbs0", "/dev/infiniband/umad0",
+                        "/dev/infiniband/rdma_cm"}),
+            "/dev/infiniband/uverbs0 character special file e7:c0\n"
+            "/dev/infiniband/umad0 character special file e7:0\n"
+            "/dev/infiniband/rdma_cm character special file a:3a\n");
+  const std::string cgroup = InPod(pod, {"cat", "/sys/fs/cgroup/devices/devices.list"});
+  for (const char* rule : {"c 231:192 rw", "c 231:0 rw", "c 10:58 rw"}) EXPECT_TRUE(Contains(cgroup, rule)) << cgroup;
+  EXPECT_FALSE(Contains(cgroup, "c 231:193 ")) << "another NIC's device is allowed: " << cgroup;
+  const std::string env = InPod(pod, {"env"});
+  EXPECT_TRUE(Contains(env, "NCCL_IB_HCA=")) << env;
+
+  // A pod without claims gets nothing.
+  const auto plain = StartPod("plain", "plain-pod-uid");
+  EXPECT_TRUE(Contains(InPod(plain, {"ls", "/dev/infiniband"}), "No such file")) << InPod(plain, {"ls", "/dev"});
+
+  // What pod starts cost in discoveries: each adds a veth to the CNI bridge,
+  // and veths are not published under the default filter, so none runs.
+  // (The wait only gives a discovery the chance to show: it cannot hide one.)
+  const double before = Metric("dranet_discoveries_total");
+  constexpr int kPods = 3;
+  for (int i = 0; i < kPods; ++i) StartPod("churn-" + std::to_string(i), "churn-uid-" + std::to_string(i));
+  std::this_thread::sleep_for(1s);
+  const double scans = Metric("dranet_discoveries_total") - before;
+  std::cout << "[ measured ] discoveries during " << kPods << " pod starts: " << scans << "\n";
+  EXPECT_EQ(scans, 0) << daemon_->Log();
+
+  DeletePod(pod);
+  EXPECT_EQ(kubelet_->Unprepare("dra.net", fakes::DraApi::kV1, {claim}).at(claim.uid), "");
+}
+
+TEST_F(ContainerdE2eTest, A4NetdevMovesIntoTheCniPodAndBack) {
+  MakeA4Nic();
+  StartDaemon(LiveHost());
+  const std::string device = PublishedA4Device();
+  ASSERT_FALSE(device.empty()) << daemon_->Log();
+  const auto claim = Prepare("a4-rdma", {device}, "a4-pod-uid");
+  const auto pod = StartPod("a4-worker", "a4-pod-uid");
+  ExpectA4NicInPod(pod);
+  DeletePod(pod);
+  EXPECT_EQ(HostA4State(), host_a4_state_);
+  EXPECT_EQ(kubelet_->Unprepare("dra.net", fakes::DraApi::kV1, {claim}).at(claim.uid), "");
+  EXPECT_EQ(HostA4State(), host_a4_state_);
+}
+
+// containerd 1.7 sends no Stop/RemovePodSandbox for pods created before it
+// restarted. dranetd keeps such a pod's namespace and brings the NIC home
+// when containerd deletes it; pods created after the restart still get theirs.
+TEST_F(ContainerdE2eTest, PodFromBeforeAContainerdRestartGivesItsNicBack) {
+  MakeA4Nic();
+  StartDaemon(LiveHost());
+  const std::string device = PublishedA4Device();
+  ASSERT_FALSE(device.empty()) << daemon_->Log();
+  Prepare("a4-before", {device}, "a4-before-uid");
+  const auto pod = StartPod("a4-before", "a4-before-uid");
+  ExpectA4NicInPod(pod);
+
+  ASSERT_TRUE(Containerd::Get().Restart()) << Containerd::Get().error();
+  cri_ = std::make_unique<CriClient>(Containerd::Get().var("CONTAINERD_SOCKET"));
+  ASSERT_TRUE(PollUntil([&] {
+    return std::regex_search(daemon_->Log(), std::regex("NRI plugin registered[^]*NRI plugin registered"));
+  })) << daemon_->Log();
+  ASSERT_TRUE(PollUntil([&] { return faults::LoopbackGet(port_, "/readyz").status == 200; }));
+  EXPECT_TRUE(Contains(InPod(pod, {"ip", "-o", "addr"}), "inet 192.168.231.4/32")) << "the running pod lost its NIC";
+
+  DeletePod(pod);
+  ASSERT_TRUE(PollUntil([&] { return HostA4State() == host_a4_state_; }, 30s))
+      << "gpu0rdma0 did not come home:\n" << HostA4State() << "\nwanted:\n" << host_a4_state_ << daemon_->Log();
+  EXPECT_TRUE(Contains(daemon_->Log(), "pod netdevs are on the host")) << daemon_->Log();
+
+  // A pod created after the restart: containerd talks to the new connection.
+  Prepare("a4-after", {device}, "a4-after-uid");
+  const auto after = StartPod("a4-after", "a4-after-uid");
+  ExpectA4NicInPod(after);
+  DeletePod(after);
+  EXPECT_EQ(HostA4State(), host_a4_state_);
+}
+
+// containerd starts pods without a plugin that is not connected. The next
+// Synchronize shows the container without its devices: one Event and one
+// count, however often containerd synchronizes again.
+TEST_F(ContainerdE2eTest, ContainerStartedWhileDranetdWasDownIsReportedOnce) {
+  StartDaemon(Gb300());
+  Prepare("gb300-bypassed", {"pci-0101-00-00-0"}, "bypassed-pod-uid");
+  const auto stopped = daemon_->Terminate();
+  ASSERT_TRUE(stopped.has_value());
+  const auto pod = StartPod("bypassed", "bypassed-pod-uid");
+  EXPECT_TRUE(Contains(InPod(pod, {"ls", "/dev/infiniband"}), "No such file"));
+
+  StartDaemon(Gb300());
+  ASSERT_TRUE(PollUntil([&] { return Metric("dranet_bypassed_containers_total") == 1; }))
+      << faults::LoopbackGet(port_, "/metrics").body;
+  auto events = [&] {
+    int n = 0;
+    for (const auto& e : api_.ListObjects("/api/v1/namespaces/ml/events")) n += Contains(e, "DevicesMissing");
+    return n;
+  };
+  ASSERT_TRUE(PollUntil([&] { return events() == 1; })) << daemon_->Log();
+
+  ASSERT_TRUE(Containerd::Get().Restart()) << Containerd::Get().error();
+  cri_ = std::make_unique<CriClient>(Containerd::Get().var("CONTAINERD_SOCKET"));
+  ASSERT_TRUE(PollUntil([&] {
+    return std::regex_search(daemon_->Log(), std::regex("NRI synchronize[^]*NRI synchronize"));
+  })) << daemon_->Log();
+  EXPECT_EQ(Metric("dranet_bypassed_containers_total"), 1);
+  EXPECT_EQ(Metric("dranet_bypassed_containers"), 1);
+  EXPECT_EQ(events(), 1);
+}
+
+}  // namespace
+}  // namespace dranet::runtime_test

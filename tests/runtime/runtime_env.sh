@@ -1,0 +1,950 @@
+#!/usr/bin/env bash
+# A private, throw-away containerd 1.7 with NRI enabled, for tests that need a
+# real container runtime.
+#
+# Nothing is installed system-wide: the runtime comes from Debian packages that
+# are downloaded with a private apt configuration and unpacked with `dpkg -x`
+# into a cache directory, and every socket, state and data directory of the
+# daemon lives under a per-run directory. `stop` removes all of it again.
+#
+# Usage:
+#   runtime_env.sh fetch   CACHE_DIR                 download + unpack (exit 77: archive unreachable)
+#   runtime_env.sh images  CACHE_DIR [PAUSE_BINARY]  build the OCI image tarballs
+#   runtime_env.sh start   CACHE_DIR RUN_DIR         start containerd, print KEY=VALUE lines
+#   runtime_env.sh restart CACHE_DIR RUN_DIR         restart containerd only (pods keep running)
+#   runtime_env.sh stop    RUN_DIR                   kill and remove everything of that run
+#
+# `start`, `restart` and `stop` need root. See README.md next to this script.
+set -euo pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+readonly SCRIPT_DIR
+
+# Never keep a working directory inside a run directory: `stop` treats
+# processes whose cwd is under RUN_DIR as part of the run.
+cd /
+
+readonly PAUSE_IMAGE="localhost/dranet-test/pause:1"
+readonly BUSYBOX_IMAGE="localhost/dranet-test/busybox:1"
+# containerd's CRI plugin always works in this containerd namespace.
+readonly CRI_NAMESPACE="k8s.io"
+
+# Overridable for a machine where these collide with something else.
+DEBIAN_MIRROR="${DRANET_RUNTIME_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+DEBIAN_KEYRING="${DRANET_RUNTIME_DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}"
+CNI_BRIDGE_DEFAULT="${DRANET_RUNTIME_BRIDGE:-drntcni0}"
+CNI_SUBNET_DEFAULT="${DRANET_RUNTIME_SUBNET:-10.231.0.0/24}"
+
+# Package name / Debian suite. containerd >= 1.7 is the first with NRI, so it
+# (and the CNI plugins and CRI api of the same era) come from trixie; its
+# binaries only need libc. runc comes from bookworm: trixie's needs GLIBC_2.38.
+readonly PACKAGES=(
+    containerd/trixie
+    containernetworking-plugins/trixie
+    golang-github-kubernetes-cri-api-dev/trixie
+    runc/bookworm
+    busybox-static/bookworm
+)
+# Bump to make every existing cache fetch (or build images) again.
+readonly FETCH_FORMAT=1
+readonly IMAGES_FORMAT=1
+
+# Where the CRI v1 api.proto lives inside golang-github-kubernetes-cri-api-dev.
+readonly CRI_PROTO_IN_PACKAGE="usr/share/gocode/src/k8s.io/cri-api/pkg/apis/runtime/v1/api.proto"
+
+# Written into every run directory; `stop` refuses to delete a directory
+# without it.
+readonly RUN_MARKER=".dranet-runtime-run"
+
+# containerd 1.7 puts shim sockets under /run/containerd/s regardless of its
+# configured state directory; ctr puts its fifos under /run/containerd/fifo.
+# libcni (inside containerd) caches results under /var/lib/cni/results.
+readonly SYSTEM_DIRS=(/run/containerd /run/containerd/s /run/containerd/fifo
+                      /run/containerd/runc /var/lib/cni /var/lib/cni/results)
+
+log() { printf 'runtime_env: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+skip() { log "SKIP: $*"; exit 77; }
+
+abspath() { realpath -m -- "$1"; }
+
+need_root() {
+    [[ ${EUID} -eq 0 ]] || die "'$1' needs root"
+}
+
+# ---------------------------------------------------------------------------
+# fetch
+# ---------------------------------------------------------------------------
+
+# apt-get with a configuration that only reads and writes under $APT_DIR:
+# its own sources list, no sources.list.d, no pinning, its own lists and
+# cache. The system's dpkg status is only read.
+apt_private() {
+    local sandbox=()
+    # As root apt drops to the _apt user for downloads, which then cannot
+    # write into a private directory owned by root.
+    [[ ${EUID} -eq 0 ]] && sandbox=(-o APT::Sandbox::User=root)
+    apt-get -q \
+        -o Dir::Etc::sourcelist="${APT_DIR}/sources.list" \
+        -o Dir::Etc::sourceparts="${APT_DIR}/empty" \
+        -o Dir::Etc::preferences="${APT_DIR}/empty/preferences" \
+        -o Dir::Etc::preferencesparts="${APT_DIR}/empty" \
+        -o Dir::State::Lists="${APT_DIR}/lists" \
+        -o Dir::Cache="${APT_DIR}/cache" \
+        -o APT::Get::List-Cleanup=0 \
+        -o Acquire::Languages=none \
+        -o Acquire::Retries=2 \
+        -o Acquire::http::Timeout=30 \
+        "${sandbox[@]}" "$@"
+}
+
+fetch_is_current() {
+    local cache=$1 stamp=$2
+    [[ -f ${cache}/.fetch-stamp && "$(cat "${cache}/.fetch-stamp")" == "${stamp}" ]] || return 1
+    local f
+    for f in usr/bin/containerd usr/bin/containerd-shim-runc-v2 usr/bin/ctr usr/sbin/runc \
+             usr/lib/cni/bridge usr/lib/cni/host-local usr/lib/cni/loopback bin/busybox; do
+        [[ -x ${cache}/root/${f} ]] || return 1
+    done
+    [[ -f ${cache}/cri-api.proto ]]
+}
+
+cmd_fetch() {
+    [[ $# -eq 1 ]] || die "usage: fetch CACHE_DIR"
+    local cache
+    cache=$(abspath "$1")
+    mkdir -p "${cache}"
+
+    # Several test processes may share one cache: serialise fetch/images.
+    exec 9>"${cache}/.lock"
+    flock 9
+
+    local stamp="format=${FETCH_FORMAT} mirror=${DEBIAN_MIRROR} packages=${PACKAGES[*]}"
+    if fetch_is_current "${cache}" "${stamp}"; then
+        return 0
+    fi
+
+    if ! command -v apt-get >/dev/null || ! command -v dpkg-deb >/dev/null; then
+        skip "apt-get/dpkg-deb not available (not a Debian system)"
+    fi
+    [[ -r ${DEBIAN_KEYRING} ]] || skip "${DEBIAN_KEYRING} missing (debian-archive-keyring)"
+
+    APT_DIR="${cache}/apt"
+    rm -rf "${APT_DIR}" "${cache}/debs" "${cache}/root.new" "${cache}/.fetch-stamp"
+    mkdir -p "${APT_DIR}/lists/partial" "${APT_DIR}/cache/archives/partial" \
+             "${APT_DIR}/empty" "${cache}/debs" "${cache}/root.new"
+    local suite
+    for suite in trixie bookworm; do
+        printf 'deb [signed-by=%s] %s %s main\n' "${DEBIAN_KEYRING}" "${DEBIAN_MIRROR}" "${suite}"
+    done >"${APT_DIR}/sources.list"
+
+    local aptlog="${cache}/apt.log"
+    if ! apt_private --error-on=any update >"${aptlog}" 2>&1; then
+        skip "cannot reach the Debian archive at ${DEBIAN_MIRROR}: $(grep -E '^(E|W|Err):' "${aptlog}" | head -n 1)"
+    fi
+    # A package that the (reachable) archive does not know is a real error,
+    # not a reason to skip.
+    local pkg
+    for pkg in "${PACKAGES[@]}"; do
+        apt_private download --print-uris "${pkg}" >>"${aptlog}" 2>&1 \
+            || die "the Debian archive has no ${pkg}; see ${aptlog}"
+    done
+    if ! (cd "${cache}/debs" && apt_private download "${PACKAGES[@]}") >>"${aptlog}" 2>&1; then
+        skip "cannot download from ${DEBIAN_MIRROR}: $(grep -E '^(E|W|Err):' "${aptlog}" | head -n 1)"
+    fi
+
+    local deb
+    : >"${cache}/versions.txt"
+    for deb in "${cache}"/debs/*.deb; do
+        dpkg-deb -x "${deb}" "${cache}/root.new"
+        # shellcheck disable=SC2016 # dpkg-deb expands these itself
+        dpkg-deb --showformat='${Package} ${Version}\n' -W "${deb}" >>"${cache}/versions.txt"
+    done
+    rm -rf "${cache}/root"
+    mv "${cache}/root.new" "${cache}/root"
+    [[ -f ${cache}/root/${CRI_PROTO_IN_PACKAGE} ]] \
+        || die "api.proto not at ${CRI_PROTO_IN_PACKAGE} in golang-github-kubernetes-cri-api-dev"
+    cp "${cache}/root/${CRI_PROTO_IN_PACKAGE}" "${cache}/cri-api.proto"
+    # The package index is no longer needed (~40 MB); the .debs stay as a
+    # record of exactly what was unpacked.
+    rm -rf "${APT_DIR}"
+    printf '%s' "${stamp}" >"${cache}/.fetch-stamp"
+    fetch_is_current "${cache}" "${stamp}" || die "unpacked packages lack expected binaries"
+}
+
+# ---------------------------------------------------------------------------
+# images
+# ---------------------------------------------------------------------------
+
+# Go/OCI architecture name of this machine.
+oci_arch() {
+    local a
+    a=$(dpkg --print-architecture 2>/dev/null || uname -m)
+    case ${a} in
+        amd64 | x86_64) echo amd64 ;;
+        arm64 | aarch64) echo arm64 ;;
+        ppc64el | ppc64le) echo ppc64le ;;
+        s390x) echo s390x ;;
+        riscv64) echo riscv64 ;;
+        *) die "unsupported architecture ${a}" ;;
+    esac
+}
+
+sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
+size_of() { stat -c %s "$1"; }
+
+# Store file $2 as a blob of the OCI layout $1; print its digest.
+add_blob() {
+    local layout=$1 file=$2 digest
+    digest=$(sha256_of "${file}")
+    mkdir -p "${layout}/blobs/sha256"
+    cp "${file}" "${layout}/blobs/sha256/${digest}"
+    echo "${digest}"
+}
+
+# make_image OUT_TAR NAME ROOTFS_DIR CONFIG_JSON_FRAGMENT
+# Packs ROOTFS_DIR as a single uncompressed layer into an OCI image layout
+# (oci-layout, index.json, blobs/sha256/) and tars the layout up for
+# `ctr images import`. The tar is reproducible (sorted, mtime 0, uid 0).
+make_image() {
+    local out=$1 name=$2 rootfs=$3 config=$4
+    local work arch layout layer_digest layer_size cfg_digest cfg_size man_digest man_size
+    work=$(mktemp -d "${out}.build.XXXXXX")
+    layout="${work}/layout"
+    mkdir -p "${layout}"
+    arch=$(oci_arch)
+
+    local tarflags=(--sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 --format=gnu)
+    local entries=() e
+    for e in "${rootfs}"/*; do
+        entries+=("${e##*/}")
+    done
+    tar -C "${rootfs}" "${tarflags[@]}" -cf "${work}/layer.tar" -- "${entries[@]}"
+    layer_digest=$(add_blob "${layout}" "${work}/layer.tar")
+    layer_size=$(size_of "${work}/layer.tar")
+
+    # CRI only runs images whose platform matches the node: set os/arch in
+    # both the config and the index entry.
+    printf '{"architecture":"%s","os":"linux","created":"1970-01-01T00:00:00Z","config":%s,"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"1970-01-01T00:00:00Z","created_by":"runtime_env.sh"}]}' \
+        "${arch}" "${config}" "${layer_digest}" >"${work}/config.json"
+    cfg_digest=$(add_blob "${layout}" "${work}/config.json")
+    cfg_size=$(size_of "${work}/config.json")
+
+    printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%s}]}' \
+        "${cfg_digest}" "${cfg_size}" "${layer_digest}" "${layer_size}" >"${work}/manifest.json"
+    man_digest=$(add_blob "${layout}" "${work}/manifest.json")
+    man_size=$(size_of "${work}/manifest.json")
+
+    # io.containerd.image.name gives `ctr images import` the full image name;
+    # org.opencontainers.image.ref.name is the OCI-standard tag.
+    printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"platform":{"architecture":"%s","os":"linux"},"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"}}]}' \
+        "${man_digest}" "${man_size}" "${arch}" "${name}" "${name##*:}" >"${layout}/index.json"
+    printf '{"imageLayoutVersion":"1.0.0"}' >"${layout}/oci-layout"
+
+    tar -C "${layout}" "${tarflags[@]}" -cf "${work}/image.tar" oci-layout index.json blobs
+    mv "${work}/image.tar" "${out}"
+    rm -rf "${work}"
+}
+
+build_pause_image() {
+    local images=$1 pause_bin=$2 rootfs="$1/rootfs-pause"
+    rm -rf "${rootfs}"
+    mkdir -p "${rootfs}"
+    install -m 0755 "${pause_bin}" "${rootfs}/pause"
+    make_image "${images}/pause.tar" "${PAUSE_IMAGE}" "${rootfs}" \
+        '{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Entrypoint":["/pause"],"WorkingDir":"/"}'
+    rm -rf "${rootfs}"
+}
+
+build_busybox_image() {
+    local images=$1 busybox=$2 rootfs="$1/rootfs-busybox"
+    rm -rf "${rootfs}"
+    mkdir -p "${rootfs}"/{bin,dev,etc,proc,root,sys,tmp,usr/bin,var}
+    chmod 1777 "${rootfs}/tmp"
+    install -m 0755 "${busybox}" "${rootfs}/bin/busybox"
+    # Same effect as `busybox --install -s /bin`: one symlink per applet
+    # (sh, ls, cat, ip, sleep, env, stat, grep, ...).
+    local applet
+    while read -r applet; do
+        [[ -n ${applet} && ${applet} != busybox ]] && ln -s busybox "${rootfs}/bin/${applet}"
+    done < <("${busybox}" --list)
+    local must
+    for must in sh ls cat ip sleep env stat grep; do
+        [[ -L ${rootfs}/bin/${must} ]] || die "busybox has no '${must}' applet"
+    done
+    ln -s /bin/env "${rootfs}/usr/bin/env"
+    printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"${rootfs}/etc/passwd"
+    printf 'root:x:0:\nnogroup:x:65534:\n' >"${rootfs}/etc/group"
+    make_image "${images}/busybox.tar" "${BUSYBOX_IMAGE}" "${rootfs}" \
+        '{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Cmd":["/bin/sh"],"WorkingDir":"/"}'
+    rm -rf "${rootfs}"
+}
+
+cmd_images() {
+    [[ $# -eq 1 || $# -eq 2 ]] || die "usage: images CACHE_DIR [PAUSE_BINARY]"
+    local cache pause_bin busybox images
+    cache=$(abspath "$1")
+    busybox="${cache}/root/bin/busybox"
+    [[ -x ${busybox} ]] || die "${busybox} missing: run 'fetch ${cache}' first"
+    images="${cache}/images"
+    mkdir -p "${images}"
+    exec 9>"${cache}/.lock"
+    flock 9
+
+    if [[ $# -eq 2 ]]; then
+        pause_bin=$(abspath "$2")
+    else
+        # Convenience for manual use: build the pause binary here.
+        pause_bin="${images}/pause"
+        gcc -static -O2 -o "${pause_bin}" "${SCRIPT_DIR}/pause.c" \
+            || die "cannot build ${SCRIPT_DIR}/pause.c (need gcc and static libc)"
+    fi
+    [[ -x ${pause_bin} ]] || die "pause binary ${pause_bin} missing or not executable"
+
+    local stamp
+    stamp="format=${IMAGES_FORMAT} pause=$(sha256_of "${pause_bin}") busybox=$(sha256_of "${busybox}") arch=$(oci_arch)"
+    if [[ -f ${images}/.stamp && "$(cat "${images}/.stamp")" == "${stamp}" \
+          && -f ${images}/pause.tar && -f ${images}/busybox.tar ]]; then
+        return 0
+    fi
+    rm -f "${images}/.stamp"
+    build_pause_image "${images}" "${pause_bin}"
+    build_busybox_image "${images}" "${busybox}"
+    printf '%s' "${stamp}" >"${images}/.stamp"
+}
+
+# ---------------------------------------------------------------------------
+# start / restart
+# ---------------------------------------------------------------------------
+
+write_containerd_config() {
+    local cache=$1 run=$2 root="$1/root"
+    cat >"${run}/config.toml" <<EOF
+# Generated by runtime_env.sh. Every path containerd writes to is under
+# ${run} (except the shim sockets, which containerd 1.7 always puts
+# under /run/containerd/s).
+version = 2
+root = "${run}/root"
+state = "${run}/state"
+temp = "${run}/tmp"
+# Snapshotters that cannot work here (or would probe the host) are not loaded.
+disabled_plugins = [
+  "io.containerd.snapshotter.v1.btrfs",
+  "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper",
+  "io.containerd.snapshotter.v1.aufs",
+  "io.containerd.snapshotter.v1.blockfile",
+]
+
+[grpc]
+  address = "${run}/containerd.sock"
+
+[ttrpc]
+  address = "${run}/containerd.sock.ttrpc"
+
+[debug]
+  address = "${run}/debug.sock"
+  level = "debug"
+
+[plugins]
+  # Default would be /opt/containerd.
+  [plugins."io.containerd.internal.v1.opt"]
+    path = "${run}/opt"
+
+  [plugins."io.containerd.nri.v1.nri"]
+    disable = false
+    disable_connections = false
+    socket_path = "${run}/nri.sock"
+    # Pre-installed plugins: none (defaults are /opt/nri/plugins, /etc/nri/conf.d).
+    plugin_path = "${run}/nri/plugins"
+    plugin_config_path = "${run}/nri/conf.d"
+    plugin_registration_timeout = "5s"
+    plugin_request_timeout = "2s"
+
+  [plugins."io.containerd.grpc.v1.cri"]
+    sandbox_image = "${PAUSE_IMAGE}"
+    # Without this runc fails to apply the pause container's oom_score_adj
+    # (-998) on a host without CAP_SYS_RESOURCE:
+    # "can't get final child's PID from pipe: EOF".
+    restrict_oom_score_adj = true
+    # Pod network namespaces under the state dir, not /var/run/netns.
+    netns_mounts_under_state_dir = true
+    disable_apparmor = true
+    enable_selinux = false
+    enable_cdi = false
+    stream_server_address = "127.0.0.1"
+    stream_server_port = "0"
+
+    [plugins."io.containerd.grpc.v1.cri".containerd]
+      snapshotter = "overlayfs"
+      default_runtime_name = "runc"
+
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+        runtime_type = "io.containerd.runc.v2"
+
+        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+          BinaryName = "${root}/usr/sbin/runc"
+          Root = "${run}/runc"
+          # cgroup v1 / cgroupfs driver; no systemd needed.
+          SystemdCgroup = false
+
+    [plugins."io.containerd.grpc.v1.cri".cni]
+      bin_dir = "${root}/usr/lib/cni"
+      conf_dir = "${run}/cni/net.d"
+      max_conf_num = 1
+EOF
+}
+
+write_cni_config() {
+    local run=$1 network=$2 bridge=$3 subnet=$4
+    # No iptables on the test hosts: no gateway, no masquerading. host-local
+    # keeps its allocations under the run dir (default /var/lib/cni/networks).
+    cat >"${run}/cni/net.d/10-${network}.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "${network}",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "${bridge}",
+      "isGateway": false,
+      "ipMasq": false,
+      "hairpinMode": false,
+      "ipam": {
+        "type": "host-local",
+        "dataDir": "${run}/cni/ipam",
+        "ranges": [[{ "subnet": "${subnet}" }]]
+      }
+    }
+  ]
+}
+EOF
+}
+
+# True if PID is alive and runs the containerd binary of cache root $2.
+is_our_containerd() {
+    local pid=$1 root=$2 exe
+    [[ -n ${pid} && -d /proc/${pid} ]] || return 1
+    exe=$(readlink "/proc/${pid}/exe" 2>/dev/null) || return 1
+    [[ ${exe} == "${root}/usr/bin/containerd" ]]
+}
+
+launch_containerd() {
+    local cache=$1 run=$2 root="$1/root"
+    # Stale sockets would make the readiness check pass too early.
+    rm -f "${run}/containerd.sock" "${run}/containerd.sock.ttrpc" "${run}/debug.sock" "${run}/nri.sock"
+    # The shims find runc and themselves through PATH. All descriptors above
+    # stderr are closed so a caller reading our stdout/pipes is not held open.
+    (
+        local fd
+        for fd in /proc/"${BASHPID}"/fd/*; do
+            fd=${fd##*/}
+            if [[ ${fd} =~ ^[0-9]+$ ]] && ((fd > 2)); then
+                eval "exec ${fd}>&-" 2>/dev/null || true
+            fi
+        done
+        PATH="${root}/usr/sbin:${root}/usr/bin:${PATH}" \
+            exec "${root}/usr/bin/containerd" --config "${run}/config.toml" \
+            </dev/null >>"${run}/containerd.log" 2>&1
+    ) &
+    echo "$!" >"${run}/containerd.pid"
+}
+
+# Wait (at most ~20 s) until containerd answers on its socket, its CRI and
+# NRI plugins loaded, and the NRI socket exists. containerd reports
+# "successfully booted" even when the CRI plugin failed to load, so the
+# plugin status is checked explicitly.
+wait_containerd() {
+    local cache=$1 run=$2 ctr="$1/root/usr/bin/ctr" pid i plugins status
+    pid=$(cat "${run}/containerd.pid")
+    for ((i = 0; i < 200; i++)); do
+        if [[ ! -d /proc/${pid} ]] || grep -qs '^State:[[:space:]]*Z' "/proc/${pid}/status"; then
+            fail_with_log "${run}" "containerd (pid ${pid}) exited during startup"
+        fi
+        if [[ -S ${run}/containerd.sock ]] \
+            && plugins=$("${ctr}" -a "${run}/containerd.sock" plugins ls 2>/dev/null); then
+            status=$(awk '($1 == "io.containerd.grpc.v1" && $2 == "cri") || ($1 == "io.containerd.nri.v1" && $2 == "nri") {print $2 "=" $NF}' <<<"${plugins}" | sort | paste -sd' ')
+            case ${status} in
+                "cri=ok nri=ok") [[ -S ${run}/nri.sock ]] && return 0 ;;
+                *error*) fail_with_log "${run}" "containerd plugins failed to load: ${status}" ;;
+            esac
+        fi
+        sleep 0.1
+    done
+    fail_with_log "${run}" "containerd did not become ready within 20 s"
+}
+
+fail_with_log() {
+    local run=$1
+    shift
+    log "$*"
+    if [[ -f ${run}/containerd.log ]]; then
+        log "last lines of ${run}/containerd.log:"
+        tail -n 40 "${run}/containerd.log" >&2
+    fi
+    exit 1
+}
+
+import_images() {
+    local cache=$1 run=$2 ctr="$1/root/usr/bin/ctr" img
+    for img in pause busybox; do
+        "${ctr}" -a "${run}/containerd.sock" -n "${CRI_NAMESPACE}" images import \
+            "${cache}/images/${img}.tar" >>"${run}/import.log" 2>&1 \
+            || { cat "${run}/import.log" >&2; fail_with_log "${run}" "importing ${img}.tar failed"; }
+    done
+    local listed
+    listed=$("${ctr}" -a "${run}/containerd.sock" -n "${CRI_NAMESPACE}" images ls -q)
+    for img in "${PAUSE_IMAGE}" "${BUSYBOX_IMAGE}"; do
+        grep -qxF "${img}" <<<"${listed}" || fail_with_log "${run}" "image ${img} missing after import"
+    done
+}
+
+print_env() {
+    local cache=$1 run=$2
+    cat <<EOF
+CONTAINERD_SOCKET=${run}/containerd.sock
+NRI_SOCKET=${run}/nri.sock
+CTR=${cache}/root/usr/bin/ctr
+PAUSE_IMAGE=${PAUSE_IMAGE}
+BUSYBOX_IMAGE=${BUSYBOX_IMAGE}
+CNI_BRIDGE=$(cat "${run}/bridge")
+CNI_SUBNET=$(cat "${run}/subnet")
+CNI_NETWORK=$(cat "${run}/cni_network")
+CRI_NAMESPACE=${CRI_NAMESPACE}
+CONTAINERD_PID=$(cat "${run}/containerd.pid")
+CONTAINERD_LOG=${run}/containerd.log
+RUNC=${cache}/root/usr/sbin/runc
+RUNC_ROOT=${run}/runc
+CRI_API_PROTO=${cache}/cri-api.proto
+EOF
+}
+
+cmd_start() {
+    [[ $# -eq 2 ]] || die "usage: start CACHE_DIR RUN_DIR"
+    need_root start
+    local cache run root
+    cache=$(abspath "$1")
+    run=$(abspath "$2")
+    root="${cache}/root"
+    [[ -x ${root}/usr/bin/containerd ]] || die "${root}/usr/bin/containerd missing: run 'fetch ${cache}' first"
+    [[ -f ${cache}/images/pause.tar && -f ${cache}/images/busybox.tar ]] \
+        || die "images missing: run 'images ${cache} PAUSE_BINARY' first"
+    # sun_path holds 107 bytes; the longest socket is containerd.sock.ttrpc.
+    ((${#run} + 22 < 108)) || die "RUN_DIR path too long for unix sockets: ${run}"
+
+    # A leftover from an interrupted run is cleaned up first.
+    if [[ -e ${run}/${RUN_MARKER} ]]; then
+        cmd_stop "${run}"
+    elif [[ -d ${run} && -n "$(ls -A "${run}")" ]]; then
+        die "${run} exists, is not empty and is not a run directory"
+    fi
+    mkdir -p "${run}"
+    : >"${run}/${RUN_MARKER}"
+    echo "${cache}" >"${run}/cache_dir"
+
+    # Which shared system directories exist now, so that stop removes only
+    # what this run created.
+    local d
+    for d in "${SYSTEM_DIRS[@]}"; do
+        [[ -e ${d} ]] && echo "${d}"
+    done >"${run}/preexisting" || true
+
+    # Top-level cgroups that exist now: runc creates parents such as /k8s.io
+    # (ctr) or the pods' cgroup_parent and never removes them.
+    local _key mp
+    while read -r _key mp; do
+        for d in "${mp}"/*/; do
+            echo "${d%/}"
+        done
+    done < <(cgroup_mounts) >"${run}/cgroups-preexisting"
+
+    local network
+    network="dranet-test-$(printf '%s' "${run}" | sha256sum | cut -c1-8)"
+    echo "${CNI_BRIDGE_DEFAULT}" >"${run}/bridge"
+    echo "${CNI_SUBNET_DEFAULT}" >"${run}/subnet"
+    echo "${network}" >"${run}/cni_network"
+
+    mkdir -p "${run}"/{root,state,tmp,runc,opt,nri/plugins,nri/conf.d,cni/net.d,cni/ipam}
+    write_containerd_config "${cache}" "${run}"
+    write_cni_config "${run}" "${network}" "${CNI_BRIDGE_DEFAULT}" "${CNI_SUBNET_DEFAULT}"
+    # The bridge exists before the first pod, with an address of its own, as
+    # on a node that has run pods for a while: a bridge the CNI creates takes
+    # the lowest MAC of its ports and changes it as pods come and go.
+    if ! ip link show "${CNI_BRIDGE_DEFAULT}" >/dev/null 2>&1; then
+        ip link add "${CNI_BRIDGE_DEFAULT}" address 02:00:0a:e7:00:01 type bridge
+    fi
+    ip link set "${CNI_BRIDGE_DEFAULT}" up
+
+    launch_containerd "${cache}" "${run}"
+    wait_containerd "${cache}" "${run}"
+    import_images "${cache}" "${run}"
+    print_env "${cache}" "${run}"
+}
+
+# SIGTERM containerd (never the shims), escalate to SIGKILL after 10 s.
+stop_containerd_daemon() {
+    local run=$1 root=$2 pid i
+    pid=$(cat "${run}/containerd.pid" 2>/dev/null) || return 0
+    is_our_containerd "${pid}" "${root}" || return 0
+    kill -TERM "${pid}" 2>/dev/null || return 0
+    for ((i = 0; i < 100; i++)); do
+        is_our_containerd "${pid}" "${root}" || return 0
+        grep -qs '^State:[[:space:]]*Z' "/proc/${pid}/status" && return 0
+        sleep 0.1
+    done
+    log "containerd (pid ${pid}) ignored SIGTERM; killing it"
+    kill -KILL "${pid}" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do
+        is_our_containerd "${pid}" "${root}" || return 0
+        sleep 0.1
+    done
+}
+
+cmd_restart() {
+    [[ $# -eq 2 ]] || die "usage: restart CACHE_DIR RUN_DIR"
+    need_root restart
+    local cache run
+    cache=$(abspath "$1")
+    run=$(abspath "$2")
+    [[ -e ${run}/${RUN_MARKER} && -f ${run}/config.toml ]] || die "${run} is not a started run directory"
+    stop_containerd_daemon "${run}" "${cache}/root"
+    echo "--- restart $(date -u +%FT%TZ) ---" >>"${run}/containerd.log"
+    launch_containerd "${cache}" "${run}"
+    wait_containerd "${cache}" "${run}"
+    print_env "${cache}" "${run}"
+}
+
+# ---------------------------------------------------------------------------
+# stop
+# ---------------------------------------------------------------------------
+
+# Print the PIDs that belong to run $1 (cache root $2, may be empty):
+#  - processes running a binary from the cache root whose command line or
+#    working directory refers to the run dir (containerd, shims, runc, ctr);
+#  - processes whose working directory or root is under the run dir;
+#  - all descendants of those (the containers: their parent is the shim).
+# This script and its ancestors are never included.
+run_pids() {
+    local run=$1 root=$2
+    local -A parent=() mine=() spare=()
+    local p pid ppid stat rest exe cwd proot cmdline
+
+    p=$$
+    while [[ -n ${p} && ${p} != 0 ]]; do
+        spare[${p}]=1
+        p=$(awk '/^PPid:/ {print $2}' "/proc/${p}/status" 2>/dev/null) || break
+    done
+    spare[${BASHPID}]=1
+
+    for p in /proc/[0-9]*; do
+        pid=${p#/proc/}
+        stat=$(cat "${p}/stat" 2>/dev/null) || continue
+        rest=${stat##*) }
+        # Zombies only wait for their parent; they cannot be killed.
+        [[ ${rest%% *} == Z ]] && continue
+        read -r _ ppid _ <<<"${rest}"
+        parent[${pid}]=${ppid}
+        [[ -n ${spare[${pid}]:-} ]] && continue
+        exe=$(readlink "${p}/exe" 2>/dev/null) || exe=""
+        cwd=$(readlink "${p}/cwd" 2>/dev/null) || cwd=""
+        proot=$(readlink "${p}/root" 2>/dev/null) || proot=""
+        if [[ ${cwd} == "${run}" || ${cwd} == "${run}/"* || ${proot} == "${run}/"* ]]; then
+            mine[${pid}]=1
+            continue
+        fi
+        if [[ -n ${root} && ${exe} == "${root}/"* ]]; then
+            cmdline=$(tr '\0' ' ' <"${p}/cmdline" 2>/dev/null) || cmdline=""
+            [[ " ${cmdline} " == *" ${run}/"* || " ${cmdline} " == *"=${run}/"* ]] && mine[${pid}]=1
+        fi
+    done
+
+    # Add descendants until nothing changes.
+    local changed=1
+    while ((changed)); do
+        changed=0
+        for pid in "${!parent[@]}"; do
+            [[ -n ${mine[${pid}]:-} || -n ${spare[${pid}]:-} ]] && continue
+            if [[ -n ${mine[${parent[${pid}]}]:-} ]]; then
+                mine[${pid}]=1
+                changed=1
+            fi
+        done
+    done
+    for pid in "${!mine[@]}"; do
+        echo "${pid}"
+    done
+}
+
+# Map each cgroup hierarchy to its mount point, as "KEY MOUNTPOINT" lines;
+# KEY is "c:" plus the controller list as in /proc/PID/cgroup ("c:" alone for
+# cgroup v2).
+cgroup_mounts() {
+    local _id _parent _dev mroot mp _opts rest fstype _src sopts opts_arr
+    while read -r _id _parent _dev mroot mp _opts rest; do
+        [[ ${mroot} == / ]] || continue
+        rest=${rest#*- }
+        read -r fstype _src sopts <<<"${rest}"
+        case ${fstype} in
+            cgroup2) echo "c: ${mp}" ;;
+            cgroup)
+                local ctl_list=() o
+                IFS=, read -r -a opts_arr <<<"${sopts}"
+                for o in "${opts_arr[@]}"; do
+                    case ${o} in rw | ro | relatime | noexec | nosuid | nodev | clone_children | xattr | noprefix | release_agent=* | cpuset_v2_mode) ;; *) ctl_list+=("${o}") ;; esac
+                done
+                (IFS=,; echo "c:${ctl_list[*]} ${mp}")
+                ;;
+        esac
+    done </proc/self/mountinfo
+}
+
+# Append the cgroup directories of the given PIDs (only the processes that
+# are not ours, i.e. the containers) to the file $1.
+record_cgroups() {
+    local out=$1 root=$2
+    shift 2
+    local -A mounts=()
+    local key mp pid exe _id ctrls path
+    while read -r key mp; do
+        mounts[${key}]=${mp}
+    done < <(cgroup_mounts)
+    for pid in "$@"; do
+        exe=$(readlink "/proc/${pid}/exe" 2>/dev/null) || exe=""
+        [[ -n ${root} && ${exe} == "${root}/"* ]] && continue
+        while IFS=: read -r _id ctrls path; do
+            [[ ${path} == / ]] && continue
+            mp=${mounts["c:${ctrls}"]:-}
+            [[ -n ${mp} ]] && echo "${mp}${path}"
+        done <"/proc/${pid}/cgroup" 2>/dev/null || true
+    done >>"${out}"
+}
+
+# Remove the recorded (now empty) cgroups and then their parents while they
+# are empty; never a hierarchy root or a cgroup this script itself is in.
+remove_cgroups() {
+    local file=$1 dir
+    [[ -f ${file} ]] || return 0
+    local -A keep=()
+    local key mp _id ctrls path
+    while read -r key mp; do
+        keep[${mp}]=1
+        while IFS=: read -r _id ctrls path; do
+            [[ "c:${ctrls}" == "${key}" ]] || continue
+            while [[ ${path} != / && -n ${path} ]]; do
+                keep["${mp}${path}"]=1
+                path=$(dirname "${path}")
+            done
+        done </proc/self/cgroup
+    done < <(cgroup_mounts)
+    sort -u "${file}" | while read -r dir; do
+        while [[ ${dir} == /sys/fs/cgroup/* && -d ${dir} && -z ${keep[${dir}]:-} ]]; do
+            rmdir "${dir}" 2>/dev/null || break
+            dir=$(dirname "${dir}")
+        done
+    done
+}
+
+# Remove the top-level cgroups created during the run (and everything below
+# them), deepest first. rmdir fails on a cgroup that still has processes or
+# children, so cgroups in use are left alone.
+remove_new_cgroups() {
+    local run=$1 _key mp d
+    [[ -f ${run}/cgroups-preexisting ]] || return 0
+    while read -r _key mp; do
+        for d in "${mp}"/*/; do
+            d=${d%/}
+            [[ -d ${d} ]] || continue
+            grep -qxF "${d}" "${run}/cgroups-preexisting" && continue
+            find "${d}" -depth -type d -print0 2>/dev/null | xargs -0 -r rmdir 2>/dev/null || true
+        done
+    done < <(cgroup_mounts)
+}
+
+kill_run_processes() {
+    local run=$1 root=$2 round pids
+    for ((round = 0; round < 50; round++)); do
+        mapfile -t pids < <(run_pids "${run}" "${root}")
+        ((${#pids[@]} == 0)) && return 0
+        record_cgroups "${run}/.cgroups" "${root}" "${pids[@]}"
+        kill -KILL "${pids[@]}" 2>/dev/null || true
+        sleep 0.1
+    done
+    log "processes of ${run} survive SIGKILL: ${pids[*]}"
+}
+
+# Mount points under $1, most recently mounted first (octal escapes of
+# /proc/self/mountinfo decoded).
+mounts_under() {
+    local run=$1 mp
+    awk '{print $5}' /proc/self/mountinfo | tac | while read -r mp; do
+        mp=$(printf '%b' "${mp}")
+        [[ ${mp} == "${run}" || ${mp} == "${run}/"* ]] && echo "${mp}"
+    done
+}
+
+unmount_run() {
+    local run=$1 round mp
+    for ((round = 0; round < 5; round++)); do
+        local left=0
+        while read -r mp; do
+            left=1
+            umount "${mp}" 2>/dev/null || umount -l "${mp}" 2>/dev/null || true
+        done < <(mounts_under "${run}")
+        ((left)) || return 0
+    done
+    [[ -z "$(mounts_under "${run}")" ]] || log "mounts under ${run} remain"
+}
+
+# While containerd still runs: kill and delete every task and container so
+# runc and the shims clean up cgroups and mounts themselves. Best effort,
+# bounded; the brute-force pass below handles whatever remains.
+graceful_teardown() {
+    local run=$1 root=$2 ctr="$2/usr/bin/ctr" pid ns id
+    pid=$(cat "${run}/containerd.pid" 2>/dev/null) || return 0
+    is_our_containerd "${pid}" "${root}" || return 0
+    local c=(timeout 10 "${ctr}" -a "${run}/containerd.sock")
+    for ns in $("${c[@]}" namespaces ls -q 2>/dev/null); do
+        for id in $("${c[@]}" -n "${ns}" tasks ls -q 2>/dev/null); do
+            "${c[@]}" -n "${ns}" tasks delete --force "${id}" >/dev/null 2>&1 || true
+        done
+        for id in $("${c[@]}" -n "${ns}" containers ls -q 2>/dev/null); do
+            "${c[@]}" -n "${ns}" containers delete "${id}" >/dev/null 2>&1 || true
+        done
+    done
+}
+
+# Shim sockets live in /run/containerd/s; a killed shim leaves its socket
+# behind. Each task bundle records its shim's address.
+shim_sockets() {
+    local run=$1 f addr
+    [[ -d ${run}/state ]] || return 0
+    while read -r f; do
+        addr=$(cat "${f}" 2>/dev/null) || continue
+        addr=${addr#unix://}
+        [[ ${addr} == /run/containerd/s/* ]] && echo "${addr}"
+    done < <(find "${run}/state" -maxdepth 4 -name address -type f 2>/dev/null)
+}
+
+# IO fifos under /run/containerd/fifo held open by this run's processes:
+# `ctr run -d` creates them there (unless given --fifo-dir) and nobody
+# removes them once the task is killed.
+open_fifos() {
+    local run=$1 root=$2 pid fd link
+    while read -r pid; do
+        for fd in /proc/"${pid}"/fd/*; do
+            link=$(readlink "${fd}" 2>/dev/null) || continue
+            [[ ${link} == /run/containerd/fifo/* ]] && echo "${link% (deleted)}"
+        done
+    done < <(run_pids "${run}" "${root}") | sort -u
+}
+
+# IDs of the CRI pod sandboxes this run's containerd knows about.
+sandbox_ids() {
+    local run=$1 d
+    for d in "${run}"/root/io.containerd.grpc.v1.cri/sandboxes/*/ \
+             "${run}"/state/io.containerd.grpc.v1.cri/sandboxes/*/; do
+        [[ -d ${d} ]] || continue
+        d=${d%/}
+        echo "${d##*/}"
+    done | sort -u
+}
+
+was_preexisting() {
+    grep -qxF "$2" "$1/preexisting" 2>/dev/null
+}
+
+cmd_stop() {
+    [[ $# -eq 1 ]] || die "usage: stop RUN_DIR"
+    need_root stop
+    local run cache="" root=""
+    run=$(abspath "$1")
+    [[ -d ${run} ]] || return 0
+    [[ -e ${run}/${RUN_MARKER} ]] || die "${run} is not a run directory (no ${RUN_MARKER}); not touching it"
+    [[ ${run} != / ]] || die "refusing to clean /"
+    if [[ -f ${run}/cache_dir ]]; then
+        cache=$(cat "${run}/cache_dir")
+        root="${cache}/root"
+    fi
+
+    local sockets sandboxes fifos
+    mapfile -t sockets < <(shim_sockets "${run}")
+    mapfile -t sandboxes < <(sandbox_ids "${run}")
+    mapfile -t fifos < <(open_fifos "${run}" "${root}")
+
+    if [[ -n ${root} ]]; then
+        graceful_teardown "${run}" "${root}"
+        stop_containerd_daemon "${run}" "${root}"
+    fi
+    kill_run_processes "${run}" "${root}"
+    mapfile -t -O "${#sockets[@]}" sockets < <(shim_sockets "${run}")
+
+    unmount_run "${run}"
+    remove_cgroups "${run}/.cgroups"
+    remove_new_cgroups "${run}"
+
+    local bridge
+    bridge=$(cat "${run}/bridge" 2>/dev/null) || bridge=""
+    if [[ -n ${bridge} ]] && ip link show dev "${bridge}" >/dev/null 2>&1; then
+        ip link delete dev "${bridge}" || log "cannot delete link ${bridge}"
+    fi
+
+    # runc state of killed containers that ran with runc's default root
+    # (`ctr run` without --runc-root uses /run/containerd/runc); the bundle
+    # path in state.json tells which are this run's.
+    local st
+    for st in /run/containerd/runc/*/*/state.json; do
+        [[ -f ${st} ]] && grep -qF "\"bundle=${run}/" "${st}" && rm -rf "${st%/state.json}"
+    done
+
+    local s
+    for s in "${sockets[@]}"; do
+        [[ -S ${s} ]] && rm -f "${s}"
+    done
+    for s in "${fifos[@]}"; do
+        [[ -p ${s} ]] && rm -f "${s}"
+        rmdir "$(dirname "${s}")" 2>/dev/null || true
+    done
+    # libcni's result cache (/var/lib/cni/results/NETWORK-SANDBOXID-IFNAME):
+    # entries for this run's network and for the loopback network of this
+    # run's sandboxes. A CRI StopPodSandbox removes them; a killed pod does not.
+    local network id
+    network=$(cat "${run}/cni_network" 2>/dev/null) || network=""
+    if [[ -n ${network} ]]; then
+        rm -f /var/lib/cni/results/"${network}"-*
+    fi
+    for id in "${sandboxes[@]}"; do
+        rm -f /var/lib/cni/results/cni-loopback-"${id}"-*
+    done
+    # Shared directories: remove only empty ones, only if this run created
+    # them, deepest first.
+    local i d
+    for ((i = ${#SYSTEM_DIRS[@]} - 1; i >= 0; i--)); do
+        d=${SYSTEM_DIRS[i]}
+        if [[ -d ${d} ]] && ! was_preexisting "${run}" "${d}"; then
+            find "${d}" -depth -type d -empty -delete 2>/dev/null || true
+        fi
+    done
+
+    if [[ -n "$(mounts_under "${run}")" ]]; then
+        die "mounts remain under ${run}; not deleting it"
+    fi
+    rm -rf --one-file-system "${run}"
+}
+
+# ---------------------------------------------------------------------------
+
+main() {
+    [[ $# -ge 1 ]] || die "usage: $0 fetch|images|start|restart|stop ARGS..."
+    local sub=$1
+    shift
+    case ${sub} in
+        fetch) cmd_fetch "$@" ;;
+        images) cmd_images "$@" ;;
+        start) cmd_start "$@" ;;
+        restart) cmd_restart "$@" ;;
+        stop) cmd_stop "$@" ;;
+        *) die "unknown subcommand '${sub}'" ;;
+    esac
+}
+
+main "$@"
