@@ -1,70 +1,105 @@
 #include "daemon/status_server.h"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <pthread.h>
 
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
 namespace dranet::daemon {
 namespace asio = boost::asio;
+namespace beast = boost::beast;
 namespace http = boost::beast::http;
 using tcp = asio::ip::tcp;
 
+namespace {
+
+// Per connection: the whole request must arrive, and the reply leave, within
+// this; a client that connects and stays silent is dropped after it.
+constexpr auto kConnectionDeadline = std::chrono::seconds(2);
+// Connections served at once; more are closed at accept (the probes of one
+// kubelet need one or two).
+constexpr int kMaxConnections = 64;
+
+}  // namespace
+
 struct StatusServer::Impl {
+  std::atomic<int> connections{0};  // first: outlives the sessions freed with `io`
+  std::atomic<std::uint64_t> refused{0};
   asio::io_context io;
   tcp::acceptor acceptor{io};
   std::map<std::string, HttpHandler> handlers;
-  std::atomic<bool> stopping{false};
   std::thread thread;
   Logger* logger = nullptr;
 
-  void Serve() {
-    while (!stopping) {
-      boost::system::error_code ec;
-      tcp::socket socket(io);
-      acceptor.accept(socket, ec);
-      if (ec) {
-        if (stopping) return;
-        continue;
-      }
-      HandleOne(socket);
+  HttpReply Answer(const http::request<http::empty_body>& req) const {
+    std::string target(req.target());
+    if (auto q = target.find('?'); q != std::string::npos) target.resize(q);
+    auto it = handlers.find(target);
+    if (req.method() != http::verb::get && req.method() != http::verb::head)
+      return {405, "text/plain; charset=utf-8", "method not allowed\n"};
+    if (it == handlers.end()) return {404, "text/plain; charset=utf-8", "not found\n"};
+    try {
+      return it->second();
+    } catch (const std::exception& e) {
+      return {500, "text/plain; charset=utf-8", std::string("handler failed: ") + e.what() + "\n"};
     }
   }
 
-  void HandleOne(tcp::socket& socket) {
-    boost::system::error_code ec;
-    boost::beast::flat_buffer buffer;
-    http::request_parser<http::empty_body> parser;
-    parser.header_limit(8 * 1024);
-    // A slow or silent client must not stall the probes: bound the read.
-    timeval tv{2, 0};
-    setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    http::read(socket, buffer, parser, ec);
-    if (ec) return;
-    const auto& req = parser.get();
-    std::string target(req.target());
-    if (auto q = target.find('?'); q != std::string::npos) target.resize(q);
-    HttpReply reply;
-    auto it = handlers.find(target);
-    if (req.method() != http::verb::get && req.method() != http::verb::head) {
-      reply = {405, "text/plain; charset=utf-8", "method not allowed\n"};
-    } else if (it == handlers.end()) {
-      reply = {404, "text/plain; charset=utf-8", "not found\n"};
-    } else {
-      try {
-        reply = it->second();
-      } catch (const std::exception& e) {
-        reply = {500, "text/plain; charset=utf-8", std::string("handler failed: ") + e.what() + "\n"};
-      }
+  // One connection: read one request, write one reply, close; all of it
+  // asynchronous on the server thread under one deadline.
+  struct Session : std::enable_shared_from_this<Session> {
+    Session(tcp::socket socket, Impl& owner) : stream(std::move(socket)), impl(owner) {}
+    ~Session() { impl.connections.fetch_sub(1); }
+
+    void Start() {
+      parser.header_limit(8 * 1024);
+      stream.expires_after(kConnectionDeadline);
+      http::async_read(stream, buffer, parser,
+                       [self = shared_from_this()](boost::system::error_code ec, std::size_t) { self->OnRead(ec); });
     }
-    http::response<http::string_body> res{static_cast<http::status>(reply.status), req.version()};
-    res.set(http::field::content_type, reply.content_type);
-    res.keep_alive(false);
-    res.body() = req.method() == http::verb::head ? "" : reply.body;
-    res.prepare_payload();
-    http::write(socket, res, ec);
-    socket.shutdown(tcp::socket::shutdown_both, ec);
+    void OnRead(boost::system::error_code ec) {
+      if (ec) return;  // closed, malformed or too slow: the stream closes with us
+      const auto& req = parser.get();
+      const HttpReply reply = impl.Answer(req);
+      res = http::response<http::string_body>{static_cast<http::status>(reply.status), req.version()};
+      res.set(http::field::content_type, reply.content_type);
+      res.keep_alive(false);
+      res.body() = req.method() == http::verb::head ? "" : reply.body;
+      res.prepare_payload();
+      http::async_write(stream, res, [self = shared_from_this()](boost::system::error_code, std::size_t) {
+        boost::system::error_code ignored;
+        self->stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+      });
+    }
+
+    beast::tcp_stream stream;
+    beast::flat_buffer buffer;
+    http::request_parser<http::empty_body> parser;
+    http::response<http::string_body> res;
+    Impl& impl;
+  };
+
+  void Accept() {
+    acceptor.async_accept(asio::make_strand(io), [this](boost::system::error_code ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+      if (!ec) {
+        if (connections.fetch_add(1) >= kMaxConnections) {
+          connections.fetch_sub(1);
+          refused.fetch_add(1);
+          boost::system::error_code ignored;
+          socket.close(ignored);
+        } else {
+          std::make_shared<Session>(std::move(socket), *this)->Start();
+        }
+      }
+      Accept();
+    });
   }
 };
 
@@ -93,22 +128,25 @@ StatusServer::StatusServer(const std::string& address, std::map<std::string, Htt
   if (!ec && ip.is_v6() && host.empty()) impl_->acceptor.set_option(asio::ip::v6_only(false), ec);
   if (!ec) impl_->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) impl_->acceptor.bind(endpoint, ec);
-  if (!ec) impl_->acceptor.listen(16, ec);
+  if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) throw std::runtime_error("cannot listen on " + address + ": " + ec.message());
   port_ = impl_->acceptor.local_endpoint().port();
-  impl_->thread = std::thread([impl = impl_.get()] { impl->Serve(); });
+  impl_->Accept();
+  impl_->thread = std::thread([impl = impl_.get()] { impl->io.run(); });
   pthread_setname_np(impl_->thread.native_handle(), "status-http");
   logger.Info("serving metrics and health", {{"address", address}, {"port", static_cast<int64_t>(port_)}});
 }
 
 StatusServer::~StatusServer() {
   if (!impl_->thread.joinable()) return;
-  impl_->stopping = true;
-  boost::system::error_code ec;
-  // Unblock accept(): shutting the listening socket down makes it return.
-  ::shutdown(impl_->acceptor.native_handle(), SHUT_RDWR);
+  // Never waits for a client: open connections are dropped with the server.
+  impl_->io.stop();
   impl_->thread.join();
+  boost::system::error_code ec;
   impl_->acceptor.close(ec);
 }
+
+int StatusServer::open_connections() const { return impl_->connections.load(); }
+std::uint64_t StatusServer::refused_connections() const { return impl_->refused.load(); }
 
 }  // namespace dranet::daemon

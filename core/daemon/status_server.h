@@ -1,9 +1,13 @@
 #pragma once
 // core/daemon/status_server.h — the daemon's own HTTP endpoint
 // (--metrics-address, default :9177): /metrics, /livez, /readyz, /healthz.
-// Boost.Beast, synchronous, one short request per connection, served by one
-// named thread ("status-http"). Handlers run on that thread and must be fast.
+// Boost.Beast, asynchronous on one named thread ("status-http"): one request
+// per connection, each connection under a 2 s deadline, at most 64 at once
+// (more are closed at accept), so a silent or slow client never holds up the
+// kubelet's probes, and stopping never waits for a client. Handlers run on
+// that thread and must be fast.
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -32,6 +36,10 @@ class StatusServer {
 
   // The bound port (useful with port 0 in tests).
   uint16_t port() const { return port_; }
+  // Connections being served now, and those closed at accept because the
+  // cap was reached (tests, metrics).
+  int open_connections() const;
+  std::uint64_t refused_connections() const;
 
  private:
   struct Impl;

@@ -215,6 +215,12 @@ void NetnsMover::AttachNetdevs(const PodSandboxRef& pod, const std::vector<Claim
   std::lock_guard lock(mu_);
   nl_sock* host_sock = host_sock_.get();
   auto pod_ns = OpenNetns(pod.netns_path);
+  // A sandbox that claims the host's own namespace would get the claim's
+  // addresses and routes installed on the node itself.
+  if (IdOf(pod_ns) == IdOf(host_ns_)) {
+    throw InjectError("pod " + pod.Describe() + ": network namespace " + pod.netns_path +
+                      " is the host's own; netdevs are only moved into a pod network namespace");
+  }
   if (auto held = held_.find(pod.uid); held != held_.end() && held->second.id != IdOf(pod_ns)) {
     // A new sandbox of the same pod: what the old one holds goes home first.
     const PodSandboxRef old_ref = held->second.ref;
@@ -228,7 +234,36 @@ void NetnsMover::AttachNetdevs(const PodSandboxRef& pod, const std::vector<Claim
     }
   }
   const auto pod_sock = NetlinkSocketIn(pod_ns, NETLINK_ROUTE);
+  // Before anything moves: a name the pod already uses for an interface of
+  // its own (eth0, lo) would fail the move halfway, and a later detach by
+  // name would take the pod's interface for the netdev.
+  for (const auto& plan : plans) {
+    for (const auto& netdev : plan.netdevs) {
+      const std::string pod_name = PodNameOf(netdev);
+      if (FindLink(host_sock, netdev.host_if_name) && FindLink(pod_sock.get(), pod_name)) {
+        throw InjectError("claim " + plan.claim_namespace + "/" + plan.claim_name + ", pod " + pod.Describe() +
+                          ": the pod already has an interface named " + pod_name + "; netdev " +
+                          netdev.host_if_name + " needs another name there (interface.name in the claim's config)");
+      }
+    }
+  }
   HoldLocked(pod, std::move(pod_ns), plans);
+  try {
+    AttachLocked(pod, plans, pod_sock.get());
+  } catch (const InjectError& e) {
+    // All or nothing: what this call moved goes back, the host as it was.
+    try {
+      DetachLocked(pod, plans);
+    } catch (const InjectError& rollback) {
+      log_.Error("rolling back a failed attach left netdevs behind", {{"pod", pod.Describe()},
+                                                                       {"error", rollback.what()}});
+    }
+    throw;
+  }
+}
+
+void NetnsMover::AttachLocked(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans, nl_sock* pod_sock) {
+  nl_sock* host_sock = host_sock_.get();
   std::chrono::nanoseconds move_time{0};
   for (const auto& plan : plans) {
     for (const auto& netdev : plan.netdevs) {
@@ -238,15 +273,15 @@ void NetnsMover::AttachNetdevs(const PodSandboxRef& pod, const std::vector<Claim
       try {
         if (auto link = FindLink(host_sock, netdev.host_if_name)) {
           move_time += MoveLink(host_sock, link.get(), held_.at(pod.uid).ns, pod_name, netdev.mtu.value_or(0));
-        } else if (!FindLink(pod_sock.get(), pod_name)) {
+        } else if (!FindLink(pod_sock, pod_name)) {
           throw InjectError("netdev " + netdev.host_if_name + " is neither on the host nor in the pod");
         }
-        auto link = FindLink(pod_sock.get(), pod_name);
+        auto link = FindLink(pod_sock, pod_name);
         if (!link) throw InjectError("netdev " + pod_name + " vanished from the pod after the move");
         const int ifindex = rtnl_link_get_ifindex(link.get());
-        AddAddresses(pod_sock.get(), ifindex, netdev.addresses, pod_name);
-        ChangeLink(pod_sock.get(), link.get(), netdev.mtu.value_or(0), true, false, {});
-        AddNetworkConfig(pod_sock.get(), ifindex, netdev.routes, netdev.rules, netdev.neighbors, pod_name);
+        AddAddresses(pod_sock, ifindex, netdev.addresses, pod_name);
+        ChangeLink(pod_sock, link.get(), netdev.mtu.value_or(0), true, false, {});
+        AddNetworkConfig(pod_sock, ifindex, netdev.routes, netdev.rules, netdev.neighbors, pod_name);
         if (netdev.rdma_exclusive && !netdev.rdma_device.empty()) {
           const auto& held_ns = held_.at(pod.uid).ns;
           if (!MoveRdmaDevice(host_ns_, netdev.rdma_device, held_ns) &&
@@ -315,6 +350,7 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
     held_.erase(held);
   } else if (!pod.netns_path.empty()) {
     pod_ns = OpenNetns(pod.netns_path, /*missing_ok=*/true);
+    if (pod_ns.valid() && IdOf(pod_ns) == IdOf(host_ns_)) pod_ns = NetnsHandle();  // never "restore" from the host
   }
   const auto& plans = HasNetdevs(requested) ? requested : held_plans;
   if (!HasNetdevs(plans)) return;
@@ -333,6 +369,9 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
         if (netdev.rdma_exclusive && !netdev.rdma_device.empty() && pod_ns.valid()) {
           MoveRdmaDevice(pod_ns, netdev.rdma_device, host_ns_);
         }
+        // Home already: a link of that name in the pod is the pod's own
+        // (never taken for the netdev).
+        if (FindLink(host_sock, host_name)) continue;
         bool moved = false;
         if (pod_sock) {
           if (auto link = FindLink(pod_sock.get(), pod_name)) {
@@ -341,7 +380,6 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
           }
         }
         if (!moved) {
-          if (FindLink(host_sock, host_name)) continue;  // already home: nothing to do
           // The pod netns died first: the kernel returned the device under its pod name.
           auto stray = pod_name != host_name ? FindLink(host_sock, pod_name) : nullptr;
           if (!stray) throw InjectError("netdev " + host_name + " is neither in the pod nor on the host");

@@ -2,6 +2,8 @@
 // core/inject/netns_mover.h — the real PodNetnsApplier: rtnetlink via libnl3
 // (RDMA netlink for the exclusive-mode HCA link, see rdma_link.h).
 //
+// Attach is all or nothing: a name the pod already uses is refused before
+// anything moves, and a failure part way moves back what this call moved.
 // Per netdev, attach is one RTM_NEWLINK that moves, renames and sets the MTU
 // at once (sent from the host socket), then addresses, link up, routes (link
 // scope first), policy rules and permanent neighbours from a socket created
@@ -70,6 +72,8 @@ class NetnsMover : public PodNetnsApplier {
   };
   void HoldLocked(const PodSandboxRef& pod, NetnsHandle ns, const std::vector<ClaimPlan>& plans);
   void DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans);
+  // Moves and configures each netdev; the pod's namespace is held already.
+  void AttachLocked(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans, nl_sock* pod_sock);
 
   NetnsHandle host_ns_;
   Logger& log_;

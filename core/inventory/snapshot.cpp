@@ -18,6 +18,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "base/json.h"
 #include "base/files.h"
 #include "inventory/inventory.h"
 #include "inventory/naming.h"
@@ -35,9 +36,10 @@ std::optional<rapidjson::Document> ReadJsonFile(const fs::path& path, Logger& lo
   auto text = ReadFileCapped(path, kMaxSnapshotJsonBytes);
   if (!text) return std::nullopt;
   rapidjson::Document document;
-  document.Parse(text->data(), text->size());
-  if (document.HasParseError() || !document.IsObject()) {
-    log.Error("snapshot file is not a JSON object; ignoring it", {{"file", path.string()}});
+  const auto error = ParseJson(document, *text);
+  if (!error.empty() || !document.IsObject()) {
+    log.Error("snapshot file is not a JSON object; ignoring it",
+              {{"file", path.string()}, {"error", error.empty() ? "not an object" : error}});
     return std::nullopt;
   }
   return document;

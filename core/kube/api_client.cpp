@@ -7,6 +7,8 @@
 
 #include <curl/curl.h>
 
+#include "base/k8s_names.h"
+#include "base/json.h"
 #include "base/files.h"
 #include "kube/json_fields.h"
 
@@ -72,8 +74,7 @@ ApiError ErrorFromResponse(std::string_view verb, std::string_view path, long st
   std::string reason;
   std::string message;
   rapidjson::Document json;
-  json.Parse(body.c_str());
-  if (!json.HasParseError() && json.IsObject()) {
+  if (ParseJson(json, body).empty() && json.IsObject()) {
     if (json.HasMember("reason") && json["reason"].IsString()) reason = json["reason"].GetString();
     if (json.HasMember("message") && json["message"].IsString())
       message = json["message"].GetString();
@@ -379,11 +380,10 @@ ApiClient::Response ApiClient::Call(const Request& request, std::stop_token stop
 rapidjson::Document ApiClient::CallForJson(const Request& request, std::stop_token stop) {
   Response response = Call(request, stop);
   rapidjson::Document json;
-  json.Parse(response.body.c_str(), response.body.size());
-  if (json.HasParseError()) {
+  if (const auto error = ParseJson(json, response.body); !error.empty()) {
     failures_.fetch_add(1);
     throw ApiError(response.status, "",
-                   request.verb + " " + request.path + ": response is not JSON");
+                   request.verb + " " + request.path + ": response is not JSON (" + error + ")");
   }
   return json;
 }
@@ -450,8 +450,7 @@ std::string ApiClient::Watch(std::string_view path, const ListOptions& options,
 
   auto handle_line = [&](std::string_view line) {
     rapidjson::Document json;
-    json.Parse(line.data(), line.size());
-    if (json.HasParseError() || !json.IsObject() || !json.HasMember("type") ||
+    if (!ParseJson(json, line).empty() || !json.IsObject() || !json.HasMember("type") ||
         !json["type"].IsString() || !json.HasMember("object"))
       throw ApiError(200, "", "watch " + std::string(path) + ": malformed event");
     WatchEvent event;
@@ -503,6 +502,17 @@ std::string ApiClient::Watch(std::string_view path, const ListOptions& options,
   }
   if (!pending.empty() && !stop.stop_requested()) handle_line(pending);
   return last_resource_version;
+}
+
+std::string NamespacedPath(std::string_view prefix, std::string_view namespace_name, std::string_view resource,
+                           std::string_view name) {
+  if (!IsDnsLabel(namespace_name) || (!name.empty() && !IsDnsSubdomain(name)))
+    throw ApiError(400, "Invalid", "refusing a request for " + std::string(resource) + " \"" +
+                                       std::string(namespace_name) + "/" + std::string(name) +
+                                       "\": not a valid Kubernetes namespace and name");
+  std::string path = std::string(prefix) + "/namespaces/" + std::string(namespace_name) + "/" + std::string(resource);
+  if (!name.empty()) path += "/" + std::string(name);
+  return path;
 }
 
 }  // namespace dranet::kube

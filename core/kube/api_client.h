@@ -37,6 +37,13 @@ namespace dranet::kube {
 
 // A failed API call. status() is the HTTP status, or 0 when no HTTP answer came (connection
 // refused, timeout, cancelled).
+// "<prefix>/namespaces/<ns>/<resource>[/<name>]" for names the API server
+// accepts (namespace: DNS-1123 label, name: DNS-1123 subdomain). Anything
+// else ("../../api/v1/nodes/x") throws ApiError 400 before a request is made:
+// names from claims or kubelet must never steer a request elsewhere.
+std::string NamespacedPath(std::string_view prefix, std::string_view namespace_name, std::string_view resource,
+                           std::string_view name = {});
+
 class ApiError : public std::runtime_error {
  public:
   ApiError(long status, std::string reason, const std::string& what)

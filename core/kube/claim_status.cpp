@@ -116,8 +116,7 @@ void ClaimStatusWriter::Apply(const std::string& namespace_name, const std::stri
                               const std::vector<AllocatedDeviceStatus>& devices,
                               std::stop_token stop) {
   std::string body = ClaimStatusApplyJson(namespace_name, name, devices, NowRfc3339(), log_);
-  client_.Apply("/apis/resource.k8s.io/v1/namespaces/" + namespace_name + "/resourceclaims/" +
-                    name + "/status",
+  client_.Apply(NamespacedPath("/apis/resource.k8s.io/v1", namespace_name, "resourceclaims", name) + "/status",
                 body, field_manager_, /*force=*/true, stop);
   log_.Verbose(1, "claim status applied",
                {{"claim", namespace_name + "/" + name}, {"devices", devices.size()}});

@@ -72,7 +72,7 @@ bool EventRecorder::Record(const InvolvedObject& object, EventType type, const s
     std::snprintf(suffix, sizeof suffix, "%llx",
                   static_cast<unsigned long long>(
                       std::chrono::system_clock::now().time_since_epoch().count()));
-    client_.Create("/api/v1/namespaces/" + object.namespace_name + "/events",
+    client_.Create(NamespacedPath("/api/v1", object.namespace_name, "events"),
                    EventJson(object, type, reason, message, component_, host_, NowRfc3339(), suffix),
                    stop);
     return true;

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <random>
@@ -16,6 +17,7 @@ void RunListWatch(ApiClient& client, const std::string& path, const ListWatchOpt
   std::string resource_version;
   bool first = true;
   int failures = 0;
+  bool relisted_after_gone = false;
   std::mt19937 random(std::random_device{}());
   while (!stop.stop_requested()) {
     try {
@@ -31,18 +33,31 @@ void RunListWatch(ApiClient& client, const std::string& path, const ListWatchOpt
       }
       ListOptions watch = options.list;
       watch.resource_version = resource_version;
+      const auto started = std::chrono::steady_clock::now();
+      std::size_t events = 0;
       resource_version = client.Watch(
           path, watch,
-          [&handlers](WatchEvent& event) {
+          [&handlers, &events](WatchEvent& event) {
+            ++events;
             if (event.type != "BOOKMARK") handlers.on_event(event);
           },
           stop);
+      // A server that ends every watch at once (200 with an empty body)
+      // must not be asked again in a tight loop.
+      if (events == 0 && std::chrono::steady_clock::now() - started < options.min_backoff)
+        throw std::runtime_error("watch of " + path + " ended at once without an event");
       failures = 0;
+      relisted_after_gone = false;
     } catch (const std::exception& error) {
       if (stop.stop_requested()) return;
       resource_version.clear();  // relist: after 410 Gone, and after any gap in the stream
       const auto* api_error = dynamic_cast<const ApiError*>(&error);
-      if (api_error != nullptr && api_error->IsGone()) continue;
+      // The first 410 Gone relists at once (the normal expiry of a version);
+      // one that follows straight after goes through the backoff.
+      if (api_error != nullptr && api_error->IsGone() && !relisted_after_gone) {
+        relisted_after_gone = true;
+        continue;
+      }
       ++failures;
       auto base = options.min_backoff * (int64_t{1} << std::min(failures - 1, 20));
       auto capped = std::min<std::chrono::milliseconds>(base, options.max_backoff);

@@ -111,9 +111,7 @@ ResourceClaim ResourceClaimReader::Get(const std::string& namespace_name, const 
   }
   rapidjson::Document object;
   try {
-    object = client_.Get("/apis/resource.k8s.io/v1/namespaces/" + namespace_name +
-                             "/resourceclaims/" + name,
-                         stop);
+    object = client_.Get(NamespacedPath("/apis/resource.k8s.io/v1", namespace_name, "resourceclaims", name), stop);
   } catch (const ApiError& error) {
     if (error.IsNotFound())
       throw ClaimError("ResourceClaim " + key + " (uid " + uid +

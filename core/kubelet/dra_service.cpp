@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "base/k8s_names.h"
 #include "inject/cdi_spec.h"
 #include "kube/api_client.h"
 #include "state/fault_points.h"
@@ -50,6 +51,10 @@ DraService::Outcome DraService::PrepareOne(const ClaimRequest& request) {
   try {
     if (request.uid.empty() || request.name.empty())
       throw PrepareError("claim \"" + Describe(request) + "\": kubelet sent no name or UID");
+    // Names go into API paths: only what the API server itself allows.
+    if (!IsDnsLabel(request.namespace_name) || !IsDnsSubdomain(request.name))
+      throw PrepareError("claim \"" + Describe(request) +
+                         "\": not a valid namespace (DNS-1123 label) and name (DNS-1123 subdomain)");
     kube::ResourceClaim claim = deps_.claims(request.namespace_name, request.name, request.uid, {});
     DRANET_FAULT_POINT("prepare-after-claim-read");
     if (auto stored = deps_.prepared->Get(request.uid)) {

@@ -9,6 +9,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "base/utf8.h"
 #include "dra_v1.grpc.pb.h"
 #include "dra_v1beta1.grpc.pb.h"
 #include "inventory/inventory.h"
@@ -34,7 +35,7 @@ class DraGrpcService final : public Service {
     auto answers = service_.Prepare(Claims(*request));
     for (const auto& [uid, answer] : answers) {
       auto& entry = (*response->mutable_claims())[uid];
-      entry.set_error(answer.error);
+      entry.set_error(ToValidUtf8(answer.error));
       for (const auto& d : answer.devices) {
         auto* device = entry.add_devices();
         for (const auto& r : d.request_names) device->add_request_names(r);
@@ -49,7 +50,7 @@ class DraGrpcService final : public Service {
   grpc::Status NodeUnprepareResources(grpc::ServerContext*, const UnprepareReq* request,
                                       UnprepareResp* response) override {
     for (const auto& [uid, error] : service_.Unprepare(Claims(*request)))
-      (*response->mutable_claims())[uid].set_error(error);
+      (*response->mutable_claims())[uid].set_error(ToValidUtf8(error));
     return grpc::Status::OK;
   }
 

@@ -11,6 +11,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "base/json.h"
+
 namespace dranet::kubelet {
 namespace {
 
@@ -114,6 +116,25 @@ int CidrFamily(const std::string& text) {
   return bits <= (family == AF_INET ? 32 : 128) ? family : 0;
 }
 
+// Why `cidr` (well formed) can never be a pod interface's address, or "".
+std::string UnusableAddress(const std::string& cidr) {
+  unsigned char b[16] = {};
+  const std::string ip = cidr.substr(0, cidr.find('/'));
+  if (inet_pton(AF_INET, ip.c_str(), b) == 1) {
+    if (b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0) return "the unspecified address";
+    if (b[0] == 127) return "a loopback address";
+    if (b[0] >= 224 && b[0] <= 239) return "a multicast address";
+    if (b[0] == 255 && b[1] == 255 && b[2] == 255 && b[3] == 255) return "the broadcast address";
+    return "";
+  }
+  inet_pton(AF_INET6, ip.c_str(), b);
+  static const unsigned char kZero[16] = {};
+  if (std::equal(b, b + 16, kZero)) return "the unspecified address";
+  if (std::equal(b, b + 15, kZero) && b[15] == 1) return "a loopback address";
+  if (b[0] == 0xff) return "a multicast address";
+  return "";
+}
+
 bool ValidMac(const std::string& text) {
   // 6, 8 or 20 octets of two hex digits, separated by ':' or '-' (as Go's net.ParseMAC).
   if (text.size() < 17) return false;
@@ -151,12 +172,15 @@ InterfaceConfig ReadInterface(const Value& v, std::vector<std::string>& set) {
     for (const auto& a : list->GetArray()) {
       if (!a.IsString() || CidrFamily(a.GetString()) == 0)
         Fail(o.Child("addresses"), "entries must be CIDRs such as \"192.0.2.5/24\"");
+      if (const auto why = UnusableAddress(a.GetString()); !why.empty())
+        Fail(o.Child("addresses"), std::string(a.GetString()) + " is " + why + ", never a pod interface's address");
       c.addresses.emplace_back(a.GetString(), a.GetStringLength());
     }
   }
   c.dhcp = o.Bool("dhcp");
   const int64_t kInt32Max = 2147483647;
-  if (auto mtu = o.Int("mtu", 68, kInt32Max, "must be at least 68")) c.mtu = static_cast<int32_t>(*mtu);
+  // 68: the IPv4 minimum; 65535: the largest IP packet, above every netdev's maximum MTU.
+  if (auto mtu = o.Int("mtu", 68, 65535, "must be between 68 and 65535")) c.mtu = static_cast<int32_t>(*mtu);
   if (auto mac = o.String("hardwareAddr")) {
     if (!ValidMac(*mac)) Fail(o.Child("hardwareAddr"), "\"" + *mac + "\" is not a MAC address");
     c.hardware_addr = mac;
@@ -285,11 +309,8 @@ rapidjson::Document ParseObject(std::string_view json) {
     throw ConfigError("parameters: " + std::to_string(json.size()) + " bytes, at most " +
                       std::to_string(kMaxConfigBytes) + " are allowed");
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseStopWhenDoneFlag>(json.data(), json.size());
-  if (doc.HasParseError())
-    throw ConfigError(std::string("parameters: not valid JSON (") +
-                      rapidjson::GetParseError_En(doc.GetParseError()) + " at offset " +
-                      std::to_string(doc.GetErrorOffset()) + ")");
+  if (const auto error = ParseJson(doc, json, /*stop_when_done=*/true); !error.empty())
+    throw ConfigError("parameters: not valid JSON (" + error + ")");
   if (!doc.IsObject()) throw ConfigError("parameters: must be a JSON object");
   return doc;
 }

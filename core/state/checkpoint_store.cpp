@@ -12,6 +12,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "base/json.h"
 #include "base/files.h"
 #include "state/crc32.h"
 #include "state/fault_points.h"
@@ -138,8 +139,7 @@ void CheckpointStore::Load() {
   if (!content) return Discard("cannot be read");
   if (content->size() > kMaxCheckpointBytes) return Discard("larger than 64 MiB");
   rapidjson::Document doc;
-  doc.Parse(content->data(), content->size());
-  if (doc.HasParseError() || !doc.IsObject())
+  if (!ParseJson(doc, *content).empty() || !doc.IsObject())
     return Discard("not a JSON object (torn or overwritten)");
   auto str = [&](const char* key) -> std::string {
     auto it = doc.FindMember(key);

@@ -86,7 +86,9 @@ inline rapidjson::Document FetchJson(const sdk::Host& host, const std::string& u
                                      std::size_t max_body) {
   std::string body = FetchText(host, url, headers, timeout_ms, max_body);
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
+  // Iterative: a deeply nested body cannot exhaust the stack (only named
+  // members are read afterwards, nothing walks the tree).
+  doc.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
   if (doc.HasParseError())
     throw MetadataError("GET " + url + ": invalid JSON (" + rapidjson::GetParseError_En(doc.GetParseError()) +
                         " at offset " + std::to_string(doc.GetErrorOffset()) + ")");

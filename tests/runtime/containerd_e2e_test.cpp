@@ -234,8 +234,14 @@ class ContainerdE2eTest : public ::testing::Test {
     rapidjson::Document stored;
     stored.Parse(api_.PutObject(kClaims, faults::AllocatedClaim(name, kNodeName, devices, pod_uid)).c_str());
     fakes::KubeletClaim claim{"ml", name, stored["metadata"]["uid"].GetString()};
-    const auto answers = kubelet_->Prepare("dra.net", fakes::DraApi::kV1, {claim});
-    EXPECT_EQ(answers.at(claim.uid).error, "") << daemon_->Log();
+    // As the kubelet does, a failed prepare is retried (a NIC that just came
+    // back from a pod is in the inventory at the next discovery).
+    std::string error;
+    PollUntil([&] {
+      error = kubelet_->Prepare("dra.net", fakes::DraApi::kV1, {claim}).at(claim.uid).error;
+      return error.empty();
+    });
+    EXPECT_EQ(error, "") << daemon_->Log();
     return claim;
   }
 

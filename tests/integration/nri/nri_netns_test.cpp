@@ -2,6 +2,7 @@
 // runtime over a real unix socket, moving real veth devices between the
 // host and a pod network namespace. Skipped when not root or without `ip`.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -217,6 +218,69 @@ TEST_P(NriNetnsTest, NamespaceDeletedWithoutStopGivesTheNetdevsBack) {
   }
   EXPECT_EQ(mover_->held_pods(), 0u);
   EXPECT_TRUE(Contains(log_out_.str(), "its network namespace is gone")) << log_out_.str();
+}
+
+// A runtime (or an attacker on its socket) naming dranetd's own namespace:
+// refused before anything is applied, the host keeps exactly what it had.
+TEST_P(NriNetnsTest, HostNamespaceAsThePodsIsRefused) {
+  std::string before;
+  for (const auto& d : devs_) before += Host("-o addr show dev " + d.host) + Host("route show dev " + d.host);
+  auto pod = pod_;
+  for (auto& ns : *pod.mutable_linux()->mutable_namespaces())
+    if (ns.type() == "network") ns.set_path("/proc/self/ns/net");
+  const auto status = runtime_->RunPodSandbox(pod);
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(Contains(status.message, "is the host's own")) << status.message;
+  ASSERT_TRUE(runtime_->StopPodSandbox(pod).ok());
+  std::string after;
+  for (const auto& d : devs_) after += Host("-o addr show dev " + d.host) + Host("route show dev " + d.host);
+  EXPECT_EQ(after, before);
+}
+
+// A FIFO where the namespace should be used to block the NRI connection
+// thread in open() forever; it is refused at once.
+TEST_P(NriNetnsTest, FifoAsNamespaceIsRefusedWithoutBlocking) {
+  const std::string fifo = dir_.path() + "/netns-fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto pod = pod_;
+  for (auto& ns : *pod.mutable_linux()->mutable_namespaces())
+    if (ns.type() == "network") ns.set_path(fifo);
+  const auto status = runtime_->RunPodSandbox(pod);
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(Contains(status.message, "is not a network namespace")) << status.message;
+  // The connection still serves: the real pod starts.
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod_).ok()) << log_out_.str();
+  ASSERT_TRUE(runtime_->StopPodSandbox(pod_).ok());
+}
+
+// interface.name naming an interface the pod already has (its eth0, lo):
+// refused before anything moves; the pod keeps its own interface, the host
+// its netdevs, and the Stop that follows moves nothing of the pod's out.
+TEST_P(NriNetnsTest, NameThePodAlreadyUsesIsRefusedBeforeAnythingMoves) {
+  ASSERT_TRUE(Ok("ip -n " + netns_ + " link add " + devs_[1].pod + " type veth peer name podpeer"));
+  ASSERT_TRUE(Ok("ip -n " + netns_ + " addr add 10.99.0.1/24 dev " + devs_[1].pod));
+  std::string host_before;
+  for (const auto& d : devs_) host_before += Host("-o addr show dev " + d.host) + Host("route show dev " + d.host);
+  const auto status = runtime_->RunPodSandbox(pod_);
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(Contains(status.message, "already has an interface named " + devs_[1].pod)) << status.message;
+  ASSERT_TRUE(runtime_->StopPodSandbox(pod_).ok());
+  ASSERT_TRUE(runtime_->RemovePodSandbox(pod_).ok());
+  std::string host_after;
+  for (const auto& d : devs_) host_after += Host("-o addr show dev " + d.host) + Host("route show dev " + d.host);
+  EXPECT_EQ(host_after, host_before);
+  EXPECT_TRUE(Contains(Pod("-o addr show dev " + devs_[1].pod), "10.99.0.1/24")) << "the pod lost its own interface";
+  EXPECT_FALSE(Ok("ip link show podpeer")) << "the pod's veth end reached the host";
+}
+
+// A failure part way (the second netdev is gone) moves the first one back:
+// attach is all or nothing.
+TEST_P(NriNetnsTest, FailedAttachMovesBackWhatItMoved) {
+  Ok("ip link del " + devs_[1].host);
+  const std::string before = Host("-o addr show dev " + devs_[0].host) + Host("route show dev " + devs_[0].host);
+  ASSERT_FALSE(runtime_->RunPodSandbox(pod_).ok());
+  EXPECT_FALSE(Ok("ip -n " + netns_ + " link show " + devs_[0].pod)) << "the first netdev stayed in the pod";
+  EXPECT_EQ(Host("-o addr show dev " + devs_[0].host) + Host("route show dev " + devs_[0].host), before);
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, NriNetnsTest, ::testing::Values(false, true),

@@ -202,6 +202,20 @@ TEST(NetlinkJson, MalformedEntriesAreDroppedOthersKept) {
   EXPECT_NE(captured.text().find("ignoring a netlink.json entry"), std::string::npos);
 }
 
+// A million nested arrays used to overflow the parser's stack (dranetd
+// --once and dranetctl inspect died with SIGSEGV): now the file is refused
+// with the reason, and nothing from it is used.
+TEST(NetlinkJson, DeeplyNestedFileIsRefusedNotACrash) {
+  FakeHost host;
+  AddLinks(host);
+  host.Route(std::string(1'000'000, '[') + std::string(1'000'000, ']'));
+  host.WriteNetlinkJson();
+  CapturedLog captured;
+  auto facts = ReadSnapshotNetlinkFacts(host.root(), captured.log);
+  EXPECT_TRUE(facts.routes.empty());
+  EXPECT_NE(captured.text().find("nested deeper than 128 levels"), std::string::npos) << captured.text();
+}
+
 TEST(NetlinkJson, CaptureWritesVersion2AndReadsBackTheSameFacts) {
   FakeHost host;
   AddLinks(host);

@@ -2,11 +2,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <stop_token>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kube/json_fields.h"
+#include "kube/list_watch.h"
 #include "kube_test_env.h"
 
 namespace dranet::kube {
@@ -257,6 +260,33 @@ TEST_F(ApiClientTest, ApplyUsesApplyPatchWithFieldManagerAndForce) {
                 R"("status":{"devices":[{"driver":"dra.net","pool":"p","device":"d"}]}})",
                 "dra.net", true);
   EXPECT_EQ(env_.server().CountRequests("PATCH", "/status?fieldManager=dra.net&force=true"), 1u);
+}
+
+
+// A server that answers every watch at once with 200 and no body, or with
+// 410 Gone, used to be asked again in a tight loop (76k requests in 10 s).
+// Every re-list/re-watch now goes through the backoff.
+TEST_F(ApiClientTest, ListWatchBacksOffFromWatchesThatEndAtOnceOrAreGone) {
+  for (const int status : {200, 410}) {
+    SCOPED_TRACE("watch answered " + std::to_string(status));
+    auto client = env_.MakeClient();
+    env_.server().ClearRequests();
+    env_.server().InjectFault({"GET", "watch=true", status, -1, {}, -1});
+    ListWatchOptions options;
+    options.min_backoff = std::chrono::milliseconds(100);
+    options.max_backoff = std::chrono::milliseconds(400);
+    ListWatchHandlers handlers{[](const rapidjson::Document&, bool) {}, [](WatchEvent&) {}};
+    std::stop_source stop;
+    std::thread loop([&] { RunListWatch(*client, kSlices, options, handlers, env_.log(), stop.get_token()); });
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    stop.request_stop();
+    loop.join();
+    env_.server().ClearFaults();
+    const auto watches = env_.server().CountRequests("GET", "watch=true");
+    // With the backoff: 100, 200, 400, 400... ms, about 6 in 2 s.
+    EXPECT_LE(watches, 20u);
+    EXPECT_GE(watches, 2u);
+  }
 }
 
 }  // namespace

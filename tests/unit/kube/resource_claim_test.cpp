@@ -95,6 +95,24 @@ TEST_F(ResourceClaimTest, ReaderGetsByNameAndChecksTheUid) {
   EXPECT_THROW(reader.Get("ml", "absent", "u"), ClaimError);
 }
 
+// A claim name from the kubelet socket is never a path: "../" cannot steer
+// the GET (or an Event) to another resource; nothing reaches the server.
+TEST_F(ResourceClaimTest, NamesThatAreNotKubernetesNamesMakeNoRequest) {
+  auto client = env_.MakeClient();
+  ResourceClaimReader reader(*client, env_.log());
+  env_.server().ClearRequests();
+  for (const auto& [ns, name] : std::vector<std::pair<std::string, std::string>>{
+           {"ml", "../../../../../api/v1/nodes/x"}, {"kube-system/secrets", "x"}, {"ml", "a b"}, {"ML", "x"}}) {
+    EXPECT_ANY_THROW(reader.Get(ns, name, "uid")) << ns << "/" << name;
+  }
+  EventRecorder events(*client, "dranet", "node-1", env_.log());
+  EXPECT_FALSE(events.Record({"v1", "Pod", "kube-system/secrets", "x", "uid"}, EventType::kWarning, "R", "m"));
+  EXPECT_EQ(env_.server().Requests().size(), 0u);
+  EXPECT_EQ(NamespacedPath("/api/v1", "ml", "events"), "/api/v1/namespaces/ml/events");
+  EXPECT_EQ(NamespacedPath("/apis/resource.k8s.io/v1", "ml", "resourceclaims", "train-0.nics"),
+            "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/train-0.nics");
+}
+
 TEST_F(ResourceClaimTest, WatchedCacheServesReadsWithoutTheApiServer) {
   std::string uid = StoreClaim();
   auto client = env_.MakeClient();

@@ -229,6 +229,16 @@ TEST_F(DraServiceTest, UnprepareReturnsNetdevsStillInThePod) {
   EXPECT_THAT(events_[0], HasSubstr("a4 NetworkRestoreFailed netdev gpu0rdma0"));
 }
 
+// Names from the kubelet socket become API paths: only Kubernetes names are
+// looked up.
+TEST_F(DraServiceTest, ClaimNamesThatAreNotKubernetesNamesAreRefusedUnread) {
+  auto service = Make();
+  auto answers = service->Prepare({{"ml", "../../../../../api/v1/nodes/x", "uid-a"}, {"kube-system/x", "c", "uid-b"}});
+  EXPECT_THAT(answers["uid-a"].error, HasSubstr("DNS-1123"));
+  EXPECT_THAT(answers["uid-b"].error, HasSubstr("DNS-1123"));
+  EXPECT_EQ(lookups_, 0);
+}
+
 TEST_F(DraServiceTest, FailedWriteFailsTheClaimsOfTheCall) {
   auto service = Make();
   store_.fail_writes = true;

@@ -53,13 +53,21 @@ TEST(NetworkConfig, RejectsUnknownFieldsWithTheirPath) {
 }
 
 TEST(NetworkConfig, RejectsBadValues) {
-  EXPECT_THAT(ErrorOf(R"({"interface":{"mtu":67}})"), HasSubstr("interface.mtu: must be at least 68"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"mtu":67}})"), HasSubstr("interface.mtu: must be between 68 and 65535"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"mtu":2147483647}})"), HasSubstr("interface.mtu: must be between 68 and 65535"));
   EXPECT_THAT(ErrorOf(R"({"interface":{"mtu":"9000"}})"), HasSubstr("interface.mtu: must be an integer"));
   EXPECT_THAT(ErrorOf(R"({"interface":{"name":"a-very-long-interface"}})"), HasSubstr("longer than 15"));
   EXPECT_THAT(ErrorOf(R"({"interface":{"name":"eth/0"}})"), HasSubstr("interface.name"));
   EXPECT_THAT(ErrorOf(R"({"interface":{"name":".."}})"), HasSubstr("not a valid interface name"));
   EXPECT_THAT(ErrorOf(R"({"interface":{"addresses":["10.0.0.1"]}})"), HasSubstr("interface.addresses"));
   EXPECT_THAT(ErrorOf(R"({"interface":{"addresses":["10.0.0.1/33"]}})"), HasSubstr("interface.addresses"));
+  // What can never be a pod interface's address is refused at prepare, not at pod start.
+  EXPECT_THAT(ErrorOf(R"({"interface":{"addresses":["0.0.0.0/0"]}})"), HasSubstr("the unspecified address"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"addresses":["::/0"]}})"), HasSubstr("the unspecified address"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"addresses":["127.0.0.1/8"]}})"), HasSubstr("a loopback address"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"addresses":["::1/128"]}})"), HasSubstr("a loopback address"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"addresses":["224.0.0.5/32"]}})"), HasSubstr("a multicast address"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"addresses":["ff02::1/128"]}})"), HasSubstr("a multicast address"));
   EXPECT_THAT(ErrorOf(R"({"interface":{"dhcp":true,"addresses":["10.0.0.1/24"]}})"), HasSubstr("dhcp and addresses"));
   EXPECT_THAT(ErrorOf(R"({"interface":{"hardwareAddr":"00:11:22"}})"), HasSubstr("not a MAC address"));
   EXPECT_THAT(ErrorOf(R"({"interface":{"arpIgnore":5}})"), HasSubstr("interface.arpIgnore"));
