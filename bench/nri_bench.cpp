@@ -222,7 +222,7 @@ void BM_RunPodSandbox(benchmark::State& state) {
     const std::string addr = "10.233." + std::to_string(i) + ".2/32";
     d.addresses = {addr};
     d.routes = {{"10.234." + std::to_string(i) + ".0/24", "", "", 0, 0}};
-    d.host_state = {d.host_if_name, 1500, {addr}, {}, {}, {}, true};
+    d.host_state = {d.host_if_name, 1500, {addr}, {}, {}, {}, true, ""};
     plan.netdevs.push_back(d);
   }
   claims.Put({plan});

@@ -40,6 +40,7 @@ NetdevHostState HarvestNetdevHostState(const inventory::NetlinkFacts& facts, con
   if (link == facts.links.end()) throw InjectError("netdev " + if_name + " not found");
   NetdevHostState state;
   state.if_name = link->name;
+  state.mac = link->mac;
   state.mtu = link->mtu;
   state.addresses = link->addresses;
   state.up = (link->flags & IFF_UP) != 0;

@@ -2,6 +2,7 @@
 
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <netlink/cache.h>
 #include <netlink/errno.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
@@ -16,6 +17,7 @@
 #include <optional>
 
 #include "inject/netlink_socket.h"
+#include "inventory/netlink_facts.h"
 #include "inject/rdma_link.h"
 
 namespace dranet::inject {
@@ -34,6 +36,34 @@ LinkPtr FindLink(nl_sock* sock, const std::string& name) {
   if (err == -NLE_OBJ_NOTFOUND || err == -NLE_NODEV) return nullptr;
   if (err < 0) throw InjectError("looking up netdev " + name + ": " + NlError(err));
   return LinkPtr(link);
+}
+
+// The link whose MAC is `mac` in the socket's namespace, or null. Several
+// links may share a MAC (VLANs, bond members): then the one called
+// `preferred` is taken, and without it none (a wrong guess would rename
+// someone else's interface).
+LinkPtr FindLinkByMac(nl_sock* sock, const std::string& mac, const std::string& preferred) {
+  nl_cache* raw = nullptr;
+  if (const int err = rtnl_link_alloc_cache(sock, AF_UNSPEC, &raw); err < 0)
+    throw InjectError("listing netdevs: " + NlError(err));
+  std::unique_ptr<nl_cache, NlRelease<nl_cache, nl_cache_free>> cache(raw);
+  std::vector<rtnl_link*> matches;
+  for (nl_object* o = nl_cache_get_first(cache.get()); o != nullptr; o = nl_cache_get_next(o)) {
+    auto* link = reinterpret_cast<rtnl_link*>(o);
+    if (inventory::FormatMac(rtnl_link_get_addr(link)) == mac) matches.push_back(link);
+  }
+  rtnl_link* chosen = matches.size() == 1 ? matches.front() : nullptr;
+  for (auto* link : matches)
+    if (preferred == rtnl_link_get_name(link)) chosen = link;
+  if (chosen == nullptr) return nullptr;
+  nl_object_get(reinterpret_cast<nl_object*>(chosen));
+  return LinkPtr(chosen);
+}
+
+// Whether `link` is the netdev whose host state is `host` (by MAC; any link
+// when the MAC was not recorded).
+bool IsNetdev(rtnl_link* link, const NetdevHostState& host) {
+  return host.mac.empty() || inventory::FormatMac(rtnl_link_get_addr(link)) == host.mac;
 }
 
 NlAddrPtr ParseAddr(const std::string& text, const std::string& what) {
@@ -371,17 +401,24 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
         }
         // Home already: a link of that name in the pod is the pod's own
         // (never taken for the netdev).
-        if (FindLink(host_sock, host_name)) continue;
+        if (auto home = FindLink(host_sock, host_name); home && IsNetdev(home.get(), host)) continue;
         bool moved = false;
         if (pod_sock) {
-          if (auto link = FindLink(pod_sock.get(), pod_name)) {
+          auto link = FindLink(pod_sock.get(), pod_name);
+          // The name may be the pod's own interface: the netdev is the link
+          // with its MAC.
+          if (link && !IsNetdev(link.get(), host)) link = FindLinkByMac(pod_sock.get(), host.mac, pod_name);
+          if (link) {
             MoveLink(pod_sock.get(), link.get(), host_ns_, host_name, host.mtu);
             moved = true;
           }
         }
         if (!moved) {
-          // The pod netns died first: the kernel returned the device under its pod name.
-          auto stray = pod_name != host_name ? FindLink(host_sock, pod_name) : nullptr;
+          // The pod netns died first: the kernel returned the device, under
+          // its pod name or, when the host had that name, as devN.
+          auto stray = !host.mac.empty()       ? FindLinkByMac(host_sock, host.mac, pod_name)
+                       : pod_name != host_name ? FindLink(host_sock, pod_name)
+                                               : nullptr;
           if (!stray) throw InjectError("netdev " + host_name + " is neither in the pod nor on the host");
           ChangeLink(host_sock, stray.get(), host.mtu, false, true, host_name);
         }

@@ -69,6 +69,11 @@ struct NetdevHostState {
   std::vector<Rule> rules;          // the rules that look up the tables of `routes`
   std::vector<Neighbor> neighbors;  // permanent entries
   bool up = true;  // administratively up on the host
+  // The link's MAC at prepare (lowercase, colon-separated; 20 bytes for
+  // IPoIB): how the netdev is recognised when its name cannot be trusted (a
+  // pod interface of the same name, a kernel rename to devN). Empty in
+  // checkpoints written before it was recorded.
+  std::string mac;
   friend bool operator==(const NetdevHostState&, const NetdevHostState&) = default;
 };
 

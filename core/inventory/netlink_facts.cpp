@@ -35,19 +35,6 @@ using CachePtr = std::unique_ptr<nl_cache, CacheDeleter>;
 // A kernel dump is retried when it was interrupted by a concurrent change.
 constexpr int kDumpAttempts = 5;
 
-std::string FormatMac(const nl_addr* address) {
-  if (address == nullptr) return {};
-  const auto* bytes = static_cast<const unsigned char*>(nl_addr_get_binary_addr(address));
-  unsigned length = nl_addr_get_len(address);
-  std::string out;
-  char hex[4];
-  for (unsigned i = 0; i < length; ++i) {
-    std::snprintf(hex, sizeof(hex), i == 0 ? "%02x" : ":%02x", bytes[i]);
-    out += hex;
-  }
-  return out;
-}
-
 std::string FormatCidr(const nl_addr* address) {
   if (address == nullptr) return {};
   char text[INET6_ADDRSTRLEN];
@@ -427,6 +414,19 @@ static bool IsGlobalUnicastV6(const unsigned char* b) {
 
 bool IsGlobalUnicast(int family, const unsigned char* bytes) {
   return family == AF_INET ? IsGlobalUnicastV4(bytes) : family == AF_INET6 && IsGlobalUnicastV6(bytes);
+}
+
+std::string FormatMac(const nl_addr* address) {
+  if (address == nullptr) return {};
+  const auto* bytes = static_cast<const unsigned char*>(nl_addr_get_binary_addr(address));
+  unsigned length = nl_addr_get_len(address);
+  std::string out;
+  char hex[4];
+  for (unsigned i = 0; i < length; ++i) {
+    std::snprintf(hex, sizeof(hex), i == 0 ? "%02x" : ":%02x", bytes[i]);
+    out += hex;
+  }
+  return out;
 }
 
 std::vector<std::string> GlobalUnicastAddresses(const std::vector<std::string>& addresses, int family) {

@@ -13,6 +13,8 @@
 
 #include "base/log.h"
 
+struct nl_addr;  // libnl
+
 namespace dranet::inventory {
 
 struct LinkFacts {
@@ -102,6 +104,10 @@ std::set<std::string> ExcludedUplinkInterfaces(const NetlinkFacts& facts);
 
 // iproute2 / DRANET name of an ARPHRD_* type ("ether", "infiniband", ...).
 std::string EncapsulationName(uint16_t arp_type);
+
+// A link-layer address as LinkFacts::mac spells it ("02:00:0a:e7:00:01",
+// lowercase); empty for none.
+std::string FormatMac(const nl_addr* address);
 
 // Whether an address (4 or 16 bytes in network order) is global unicast:
 // not loopback, link-local, multicast, unspecified or broadcast.

@@ -223,6 +223,7 @@ ApiClient::Response ApiClient::PerformOnce(const Request& request, std::stop_tok
     Response* response;
     const std::function<bool(std::string_view)>* on_data;
     std::stop_token stop;
+    bool too_large = false;
   } state{&response, &request.on_data, stop};
 
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
@@ -276,6 +277,12 @@ ApiClient::Response ApiClient::PerformOnce(const Request& request, std::stop_tok
                      if (*s->on_data && s->response->status == 200) {
                        if (!(*s->on_data)(chunk)) return 0;  // abort: CURLE_WRITE_ERROR
                      } else {
+                       // Never buffer more than kMaxResponseBytes, whatever
+                       // Content-Length says.
+                       if (s->response->body.size() + chunk.size() > kMaxResponseBytes) {
+                         s->too_large = true;
+                         return 0;  // abort: CURLE_WRITE_ERROR
+                       }
                        s->response->body.append(chunk);
                      }
                      return chunk.size();
@@ -310,6 +317,10 @@ ApiClient::Response ApiClient::PerformOnce(const Request& request, std::stop_tok
   long http_status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http_status);
   handles_->Give(std::move(handle));
+  if (state.too_large) {
+    throw ApiError(http_status, "", request.verb + " " + request.path + ": response larger than " +
+                                        std::to_string(kMaxResponseBytes / (1024 * 1024)) + " MiB");
+  }
   if (code != CURLE_OK) {
     bool aborted_by_consumer = code == CURLE_WRITE_ERROR && request.on_data;
     if (aborted_by_consumer || (code == CURLE_ABORTED_BY_CALLBACK && stop.stop_requested())) {
@@ -481,10 +492,16 @@ std::string ApiClient::Watch(std::string_view path, const ListOptions& options,
   request.retry = false;
   request.on_data = [&](std::string_view chunk) -> bool {
     try {
+      // Only the new bytes are searched for a line end (a stream without
+      // newlines cost quadratic time), and one event line is bounded.
+      std::size_t search_from = pending.size();
       pending.append(chunk);
+      if (pending.size() > kMaxWatchLineBytes && pending.find('\n', search_from) == std::string::npos)
+        throw ApiError(200, "", "watch " + std::string(path) + ": an event line is longer than " +
+                                    std::to_string(kMaxWatchLineBytes / (1024 * 1024)) + " MiB");
       std::size_t start = 0;
-      for (std::size_t newline; (newline = pending.find('\n', start)) != std::string::npos;
-           start = newline + 1) {
+      for (std::size_t newline; (newline = pending.find('\n', std::max(start, search_from))) != std::string::npos;
+           start = newline + 1, search_from = start) {
         std::string_view line(pending.data() + start, newline - start);
         if (!line.empty() && line != "\r") handle_line(line);
       }

@@ -17,6 +17,7 @@
 // through the std::stop_token they take (sleeps wake up, transfers abort within ~1 s).
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -37,6 +38,12 @@ namespace dranet::kube {
 
 // A failed API call. status() is the HTTP status, or 0 when no HTTP answer came (connection
 // refused, timeout, cancelled).
+// The most a response body may hold before the request fails (the
+// DaemonSet's memory limit is 128 MiB; a lying Content-Length must not make
+// us buffer gigabytes), and the longest watch event line.
+inline constexpr std::size_t kMaxResponseBytes = 64u * 1024 * 1024;
+inline constexpr std::size_t kMaxWatchLineBytes = 16u * 1024 * 1024;
+
 // "<prefix>/namespaces/<ns>/<resource>[/<name>]" for names the API server
 // accepts (namespace: DNS-1123 label, name: DNS-1123 subdomain). Anything
 // else ("../../api/v1/nodes/x") throws ApiError 400 before a request is made:

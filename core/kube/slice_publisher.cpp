@@ -172,6 +172,21 @@ void SlicePublisher::ResolveNodeUid(std::stop_token stop) {
   }
 }
 
+bool SlicePublisher::HeldByAnother(const std::string& name, std::stop_token stop) {
+  rapidjson::Document held;
+  try {
+    held = client_.Get(CollectionPath() + "/" + name, stop);
+  } catch (const ApiError& error) {
+    if (error.IsNotFound()) return false;  // gone meanwhile: the retry creates it
+    throw;
+  }
+  const auto& spec = held.IsObject() && held.HasMember("spec") ? held["spec"] : held;
+  auto field = [&](const char* key) {
+    return spec.IsObject() && spec.HasMember(key) && spec[key].IsString() ? std::string(spec[key].GetString()) : "";
+  };
+  return field("driver") != options_.driver || field("nodeName") != options_.node_name;
+}
+
 void SlicePublisher::Reconcile(const std::vector<inventory::Device>& devices, std::stop_token stop) {
   ResolveNodeUid(stop);
   ListOptions list_options;
@@ -220,11 +235,26 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& devices, st
   uint64_t creates = 0, updates = 0, deletes = 0;
   std::set<std::string> wanted;
   for (auto& slice : desired) {
+    const std::string generated_name = slice.name;
+    if (auto r = renamed_.find(generated_name); r != renamed_.end()) slice.name = r->second;
     wanted.insert(slice.name);
     auto it = stored_by_name.find(slice.name);
     std::string path = CollectionPath() + "/" + slice.name;
     if (it == stored_by_name.end()) {
-      client_.Create(CollectionPath(), SliceToJson(slice), stop);
+      try {
+        client_.Create(CollectionPath(), SliceToJson(slice), stop);
+      } catch (const ApiError& error) {
+        // The name may be held by a slice that is not ours (another driver
+        // or node): then ours goes under another name from the next pass on,
+        // which the conflict makes immediate.
+        if (error.IsConflict() && HeldByAnother(slice.name, stop)) {
+          const std::string other = generated_name + "-" + std::to_string(++renames_);
+          log_.Warning("a ResourceSlice that is not ours holds the name; publishing under another",
+                       {{"name", slice.name}, {"as", other}});
+          renamed_[generated_name] = other;
+        }
+        throw;
+      }
       ++creates;
       log_.Info("ResourceSlice created", {{"slice", slice.name}, {"devices", slice.devices.size()},
                                           {"generation", slice.pool_generation}});

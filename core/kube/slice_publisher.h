@@ -87,6 +87,8 @@ class SlicePublisher {
   void WatchLoop(std::stop_token stop);
   // One reconcile pass; throws ApiError on failure.
   void Reconcile(const std::vector<inventory::Device>& devices, std::stop_token stop);
+  // Whether the slice called `name` belongs to another driver or node.
+  bool HeldByAnother(const std::string& name, std::stop_token stop);
   void ResolveNodeUid(std::stop_token stop);
   void ScheduleRepair(const char* why, const std::string& slice_name);
   std::chrono::milliseconds NextBackoff(int failures);
@@ -108,6 +110,10 @@ class SlicePublisher {
   uint64_t synced_sequence_ = 0;     // last one on the server
   std::chrono::steady_clock::time_point last_publish_{};
   std::map<std::string, ResourceSlice> desired_;  // by name, as of the last completed pass
+  // Generated slice names held by objects that are not ours, and the names
+  // used instead (publisher thread only).
+  std::map<std::string, std::string> renamed_;
+  int renames_ = 0;
   SlicePublisherStats stats_;
   std::condition_variable_any synced_;
   std::mt19937 random_;

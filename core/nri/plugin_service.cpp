@@ -67,11 +67,13 @@ std::optional<std::string> PluginService::KnownNetns(const std::string& pod_uid)
   return it->second;
 }
 
-inject::PodSandboxRef PluginService::RefOf(const api::PodSandbox& pod, bool use_cache) {
+inject::PodSandboxRef PluginService::RefOf(const api::PodSandbox& pod, bool use_cache, bool has_claims) {
   inject::PodSandboxRef ref{pod.uid(), pod.namespace_(), pod.name(), NetnsPathOf(pod)};
   std::lock_guard lock(mu_);
   if (!ref.netns_path.empty()) {
-    netns_by_pod_[pod.uid()] = ref.netns_path;
+    // Only pods with claims are remembered: the cache is bounded by the
+    // node's prepared claims, not by how many pods the runtime ever ran.
+    if (has_claims) netns_by_pod_[pod.uid()] = ref.netns_path;
   } else if (use_cache) {
     // Some containerd versions send StopPodSandbox without the netns path.
     if (auto it = netns_by_pod_.find(pod.uid()); it != netns_by_pod_.end()) ref.netns_path = it->second;
@@ -100,10 +102,8 @@ api::SynchronizeResponse PluginService::Synchronize(const api::SynchronizeReques
   {
     std::lock_guard lock(mu_);
     for (const auto& pod : request.pods()) {
-      // Only adds what the runtime reports: a pod missing from this list may
-      // simply be starting right now, so nothing is pruned here.
       const auto path = NetnsPathOf(pod);
-      if (!path.empty()) {
+      if (!path.empty() && !claims_.ForPod(pod.uid()).empty()) {
         netns_by_pod_[pod.uid()] = path;
         ++learned;
       }
@@ -191,7 +191,7 @@ void PluginService::ReconcileNetdevs(const std::map<std::string, api::PodSandbox
     const auto plans = claims_.ForPod(pod.uid());
     if (CountNetdevs(plans) == 0) continue;
     try {
-      applier_.AdoptPod(RefOf(pod, /*use_cache=*/false), plans);
+      applier_.AdoptPod(RefOf(pod, /*use_cache=*/false, /*has_claims=*/true), plans);
     } catch (const std::exception& e) {
       log_.Warning("cannot keep track of a running pod's netdevs", {{"pod", pod.namespace_() + "/" + pod.name()},
                                                                     {"error", e.what()}});
@@ -213,6 +213,10 @@ void PluginService::ReconcileNetdevs(const std::map<std::string, api::PodSandbox
     }
     ReleasePod({uid, "", "", path}, "not running at runtime synchronize");
   }
+  // The runtime's list is complete (it holds pod events back while it
+  // synchronizes): a pod it does not list is gone, and so is its entry.
+  std::lock_guard lock(mu_);
+  std::erase_if(netns_by_pod_, [&](const auto& entry) { return !running_uids.count(entry.first); });
 }
 
 std::size_t PluginService::ReleaseVanishedPods() {
@@ -223,9 +227,9 @@ std::size_t PluginService::ReleaseVanishedPods() {
 
 RpcStatus PluginService::RunPodSandbox(const api::PodSandbox& pod) {
   const auto start = Clock::now();
-  const auto ref = RefOf(pod, /*use_cache=*/false);
   const auto plans = claims_.ForPod(pod.uid());
   if (plans.empty()) return {};
+  const auto ref = RefOf(pod, /*use_cache=*/false, /*has_claims=*/true);
   const bool has_netdevs = CountNetdevs(plans) > 0;
   try {
     applier_.AttachNetdevs(ref, plans);
@@ -246,8 +250,8 @@ RpcStatus PluginService::RunPodSandbox(const api::PodSandbox& pod) {
 
 RpcStatus PluginService::StopPodSandbox(const api::PodSandbox& pod, bool remove) {
   const auto start = Clock::now();
-  const auto ref = RefOf(pod, /*use_cache=*/true);
   const auto plans = claims_.ForPod(pod.uid());
+  const auto ref = RefOf(pod, /*use_cache=*/true, !plans.empty());
   const char* hook = remove ? "RemovePodSandbox" : "StopPodSandbox";
   if (!plans.empty()) {
     try {

@@ -100,7 +100,7 @@ class PluginService {
   std::optional<std::string> KnownNetns(const std::string& pod_uid) const;
 
  private:
-  inject::PodSandboxRef RefOf(const api::PodSandbox& pod, bool use_cache);
+  inject::PodSandboxRef RefOf(const api::PodSandbox& pod, bool use_cache, bool has_claims);
   std::size_t FindBypassedContainers(const api::SynchronizeRequest& request);
   void ReconcileNetdevs(const std::map<std::string, api::PodSandbox>& running);
   // Detaches the pod's netdevs (from its kept namespace) and forgets it.
@@ -112,7 +112,7 @@ class PluginService {
   std::function<void()> on_configured_;
   mutable std::mutex mu_;
   bool configured_ = false;
-  std::map<std::string, std::string> netns_by_pod_;  // pod UID -> netns path
+  std::map<std::string, std::string> netns_by_pod_;  // pod UID -> netns path, pods with claims only
   std::map<std::string, api::PodSandbox> sync_pods_;  // sandbox id -> pod, during one Synchronize
   std::set<std::string> sync_bypass_;      // container ids found bypassed, during one Synchronize
   std::set<std::string> reported_bypass_;  // container ids reported (bypassed at the last Synchronize)

@@ -116,6 +116,7 @@ void WritePlan(Writer& w, const ClaimPlan& p) {
     w.Key("hostState");
     w.StartObject();
     Str(w, "ifName", n.host_state.if_name);
+    if (!n.host_state.mac.empty()) Str(w, "mac", n.host_state.mac);
     Num(w, "mtu", n.host_state.mtu);
     StrList(w, "addresses", n.host_state.addresses);
     WriteRoutes(w, "routes", n.host_state.routes);
@@ -276,6 +277,7 @@ ClaimPlan ReadPlan(const rapidjson::Value& o, const std::string& where) {
     const auto& hs = Field(n, w, "hostState");
     const std::string hw = w + ".hostState";
     np.host_state.if_name = GetStr(hs, hw, "ifName");
+    if (hs.IsObject() && hs.HasMember("mac")) np.host_state.mac = GetStr(hs, hw, "mac");
     np.host_state.mtu = GetU32(hs, hw, "mtu");
     np.host_state.addresses = GetStrList(hs, hw, "addresses");
     np.host_state.routes = GetRoutes(hs, hw, "routes");

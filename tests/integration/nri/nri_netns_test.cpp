@@ -63,6 +63,10 @@ class NriNetnsTest : public ::testing::TestWithParam<bool> {
       ASSERT_TRUE(Ok("ip link set " + d.host + " up"));
       ASSERT_TRUE(Ok("ip route add " + d.route + " dev " + d.host));
     }
+    for (auto& d : devs_) {
+      d.mac = Capture("cat /sys/class/net/" + d.host + "/address");
+      while (!d.mac.empty() && d.mac.back() == '\n') d.mac.pop_back();
+    }
     pod_ = FakeNriRuntime::MakePod("a4pod-" + id, "ml", "a4-train-0", "/var/run/netns/" + netns_);
 
     inject::ClaimPlan plan;
@@ -78,7 +82,7 @@ class NriNetnsTest : public ::testing::TestWithParam<bool> {
       n.mtu = 8896;
       n.addresses = {d.address};
       n.routes = {{d.route, "", "", 0, 0}};
-      n.host_state = {d.host, 1500, {d.address}, {{d.route, "", "", 0, 0}}, {}, {}, true};
+      n.host_state = {d.host, 1500, {d.address}, {{d.route, "", "", 0, 0}}, {}, {}, true, d.mac};
       plan.netdevs.push_back(n);
     }
     claims_.Put({plan});
@@ -110,7 +114,7 @@ class NriNetnsTest : public ::testing::TestWithParam<bool> {
   std::string Pod(const std::string& args) { return Capture("ip -n " + netns_ + " " + args); }
 
   struct Dev {
-    std::string host, peer, pod, address, route;
+    std::string host, peer, pod, address, route, mac;
   };
   std::vector<Dev> devs_;
   std::string netns_;
@@ -281,6 +285,36 @@ TEST_P(NriNetnsTest, FailedAttachMovesBackWhatItMoved) {
   ASSERT_FALSE(runtime_->RunPodSandbox(pod_).ok());
   EXPECT_FALSE(Ok("ip -n " + netns_ + " link show " + devs_[0].pod)) << "the first netdev stayed in the pod";
   EXPECT_EQ(Host("-o addr show dev " + devs_[0].host) + Host("route show dev " + devs_[0].host), before);
+}
+
+// The pod netns died with the netdevs inside and the kernel returned them
+// under other names (devN when the host had the pod name): found by MAC,
+// renamed and restored.
+TEST_P(NriNetnsTest, NetdevReturnedUnderAnotherNameIsFoundByItsMac) {
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod_).ok()) << log_out_.str();
+  int n = 0;
+  for (const auto& d : devs_)
+    ASSERT_TRUE(Ok("ip -n " + netns_ + " link set " + d.pod + " netns 1 name dnret" + std::to_string(n++)));
+  ASSERT_TRUE(runtime_->StopPodSandbox(pod_).ok());
+  for (const auto& d : devs_) {
+    EXPECT_TRUE(Contains(Host("-o addr show dev " + d.host), "inet " + d.address)) << log_out_.str();
+    EXPECT_TRUE(Contains(Host("route show dev " + d.host), d.route.substr(0, d.route.find('/'))));
+  }
+  EXPECT_FALSE(Ok("ip link show dnret0"));
+}
+
+// Inside the pod another interface took the netdev's pod name: Stop takes
+// the netdev (its MAC), never the pod's interface.
+TEST_P(NriNetnsTest, PodInterfaceThatTookTheNameStaysInThePod) {
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod_).ok()) << log_out_.str();
+  const auto& d = devs_[0];
+  ASSERT_TRUE(Ok("ip -n " + netns_ + " link set " + d.pod + " down"));
+  ASSERT_TRUE(Ok("ip -n " + netns_ + " link set " + d.pod + " name renamed0"));
+  ASSERT_TRUE(Ok("ip -n " + netns_ + " link add " + d.pod + " type veth peer name podpeer0"));
+  ASSERT_TRUE(runtime_->StopPodSandbox(pod_).ok());
+  EXPECT_TRUE(Contains(Host("-o addr show dev " + d.host), "inet " + d.address)) << log_out_.str();
+  EXPECT_TRUE(Ok("ip -n " + netns_ + " link show " + d.pod)) << "the pod's interface was taken";
+  EXPECT_FALSE(Ok("ip -n " + netns_ + " link show renamed0")) << "the netdev stayed in the pod";
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, NriNetnsTest, ::testing::Values(false, true),

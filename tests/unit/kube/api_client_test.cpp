@@ -1,5 +1,11 @@
 #include "kube/api_client.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <stop_token>
@@ -286,6 +292,78 @@ TEST_F(ApiClientTest, ListWatchBacksOffFromWatchesThatEndAtOnceOrAreGone) {
     // With the backoff: 100, 200, 400, 400... ms, about 6 in 2 s.
     EXPECT_LE(watches, 20u);
     EXPECT_GE(watches, 2u);
+  }
+}
+
+
+// A server on loopback that answers every request with `head` and then
+// `body_bytes` bytes of 'x' (no newline), then closes.
+class FloodServer {
+ public:
+  FloodServer(std::string head, std::size_t body_bytes) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    ::inet_pton(AF_INET, "127.0.0.1", &at.sin_addr);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&at), sizeof at);
+    ::listen(fd_, 4);
+    socklen_t len = sizeof at;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&at), &len);
+    port_ = ntohs(at.sin_port);
+    thread_ = std::thread([this, head = std::move(head), body_bytes] {
+      for (;;) {
+        const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c < 0) return;
+        char request[4096];
+        [[maybe_unused]] auto got = ::recv(c, request, sizeof request, 0);
+        ::send(c, head.data(), head.size(), MSG_NOSIGNAL);
+        const std::string block(1 << 20, 'x');
+        for (std::size_t sent = 0; sent < body_bytes; sent += block.size())
+          if (::send(c, block.data(), std::min(block.size(), body_bytes - sent), MSG_NOSIGNAL) <= 0) break;
+        ::close(c);
+      }
+    });
+  }
+  ~FloodServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// A body that claims 2 GiB is read up to the cap and refused: the client
+// never buffers more than kMaxResponseBytes (it used to reach 2 GB RSS).
+TEST_F(ApiClientTest, OversizedResponseIsRefusedAtTheCap) {
+  FloodServer server("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2147483648\r\n\r\n",
+                     kMaxResponseBytes + (4 << 20));
+  ClusterConfig config;
+  config.server = server.url();
+  auto client = env_.MakeClient(ApiTestEnv::FastOptions(), config);
+  try {
+    client->Get(std::string(kSlices) + "/a");
+    FAIL() << "an oversized body was accepted";
+  } catch (const ApiError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("response larger than 64 MiB"));
+  }
+}
+
+// A watch stream that never ends a line is cut at kMaxWatchLineBytes.
+TEST_F(ApiClientTest, WatchLineWithoutAnEndIsCutAtTheCap) {
+  FloodServer server("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n", kMaxWatchLineBytes + (4 << 20));
+  ClusterConfig config;
+  config.server = server.url();
+  auto client = env_.MakeClient(ApiTestEnv::FastOptions(), config);
+  try {
+    client->Watch(kSlices, {}, [](WatchEvent&) {}, {});
+    FAIL() << "an endless line was accepted";
+  } catch (const ApiError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("event line is longer than 16 MiB"));
   }
 }
 

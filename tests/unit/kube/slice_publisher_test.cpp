@@ -143,6 +143,28 @@ TEST_F(SlicePublisherTest, OwnerReferencePointsAtTheNode) {
   EXPECT_EQ(StringField(owner, "uid"), MetadataField(node_json, "uid"));
 }
 
+// A slice of another driver and node already holds the name ours would get
+// (409 forever before: /readyz never ready). Ours goes under another name;
+// theirs is left alone.
+TEST_F(SlicePublisherTest, ForeignSliceHoldingOurNameIsWorkedAround) {
+  env_.server().PutObject(kSlices, R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",
+    "metadata":{"name":"node-1-dra.net-0"},
+    "spec":{"driver":"gpu.example.com","nodeName":"node-2",
+            "pool":{"name":"node-2","generation":1,"resourceSliceCount":1},"devices":[]}})");
+  SlicePublisher publisher(*client_, Options(), env_.log());
+  ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(Devices(8)), kSyncDeadline));
+  const auto ours = env_.server().GetObject(kSlices, "node-1-dra.net-0-1");
+  ASSERT_TRUE(ours.has_value());
+  EXPECT_NE(ours->find("\"driver\":\"dra.net\""), std::string::npos);
+  const auto theirs = env_.server().GetObject(kSlices, "node-1-dra.net-0");
+  ASSERT_TRUE(theirs.has_value());
+  EXPECT_NE(theirs->find("gpu.example.com"), std::string::npos);
+  // Later passes keep the name: nothing more is written for the same devices.
+  const auto writes = Writes();
+  ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(Devices(8)), kSyncDeadline));
+  EXPECT_EQ(Writes(), writes);
+}
+
 TEST_F(SlicePublisherTest, RepairsADeletedSlice) {
   SlicePublisher publisher(*client_, Options(), env_.log());
   ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(Devices(8)), kSyncDeadline));

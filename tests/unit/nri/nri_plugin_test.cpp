@@ -63,7 +63,10 @@ TEST_F(NriPluginTest, RegistersAsDraNetAndSubscribesToPodAndContainerEvents) {
   EXPECT_NE(log_out_.str().find("NRI plugin registered"), std::string::npos);
 }
 
-TEST_F(NriPluginTest, SynchronizeEchoesMoreAndNeverPrunes) {
+// Synchronize arrives in chunks (more echoed). Netns paths are remembered
+// for pods with claims only, and a complete list forgets the pods it does
+// not name: the cache cannot grow with pods that come and go.
+TEST_F(NriPluginTest, SynchronizeEchoesMoreAndRemembersOnlyPodsWithClaims) {
   FakeNriRuntime::Options opts;
   opts.sync_chunk_pods = 2;
   StartRuntime(opts);
@@ -71,6 +74,11 @@ TEST_F(NriPluginTest, SynchronizeEchoesMoreAndNeverPrunes) {
   for (int i = 0; i < 5; ++i) {
     pods.push_back(FakeNriRuntime::MakePod("uid-" + std::to_string(i), "ns", "p" + std::to_string(i),
                                            "/var/run/netns/cni-" + std::to_string(i)));
+  }
+  for (int i = 0; i < 3; ++i) {
+    auto plan = Gb300Plan("uid-" + std::to_string(i));
+    plan.claim_uid += std::to_string(i);
+    claims_.Put({plan});
   }
   runtime_->SetExistingPods(pods);
   StartPlugin();
@@ -81,19 +89,21 @@ TEST_F(NriPluginTest, SynchronizeEchoesMoreAndNeverPrunes) {
   EXPECT_TRUE(responses[1].more());
   EXPECT_FALSE(responses[2].more());
   for (const auto& r : responses) EXPECT_EQ(r.update_size(), 0);
-  for (int i = 0; i < 5; ++i) {
-    EXPECT_EQ(plugin_->service().KnownNetns("uid-" + std::to_string(i)),
-              "/var/run/netns/cni-" + std::to_string(i));
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(plugin_->service().KnownNetns("uid-" + std::to_string(i)), "/var/run/netns/cni-" + std::to_string(i));
+  EXPECT_EQ(plugin_->service().KnownNetns("uid-3"), std::nullopt);
+  // Thousands of pods without claims leave nothing behind.
+  for (int i = 0; i < 2000; ++i) {
+    const auto pod = FakeNriRuntime::MakePod("churn-" + std::to_string(i), "ns", "c", "/var/run/netns/c");
+    ASSERT_TRUE(runtime_->RunPodSandbox(pod).ok());
   }
-  // A pod started after the last sync and missing from the next one (it may
-  // be starting right now) is not forgotten.
-  const auto late = FakeNriRuntime::MakePod("uid-late", "ns", "late", "/var/run/netns/cni-late");
-  ASSERT_TRUE(runtime_->RunPodSandbox(late).ok());
+  EXPECT_EQ(plugin_->service().KnownNetns("churn-0"), std::nullopt);
+  // The runtime restarts and lists pod 0 only: the others are gone.
   runtime_->SetExistingPods({pods[0]});
   runtime_->Restart();
   ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
-  EXPECT_EQ(plugin_->service().KnownNetns("uid-late"), "/var/run/netns/cni-late");
-  EXPECT_EQ(plugin_->service().KnownNetns("uid-4"), "/var/run/netns/cni-4");
+  EXPECT_EQ(plugin_->service().KnownNetns("uid-0"), "/var/run/netns/cni-0");
+  EXPECT_EQ(plugin_->service().KnownNetns("uid-1"), std::nullopt);
 }
 
 TEST_F(NriPluginTest, Gb300ContainerGetsExactlyItsThreeCharDevices) {

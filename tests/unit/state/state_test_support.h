@@ -63,7 +63,7 @@ inline inject::ClaimPlan SamplePlan(const std::string& uid, const std::string& p
   n.neighbors = {{"192.168.1.1", "00:00:5e:00:01:01"}};
   n.rdma_device = "mlx5_0";
   n.rdma_exclusive = true;
-  n.host_state = {"gpu0rdma0", 8896, {"192.168.1.2/32"}, {{"0.0.0.0/0", "192.168.1.1", "192.168.1.2", 0, 0}}, {}, {}, true};
+  n.host_state = {"gpu0rdma0", 8896, {"192.168.1.2/32"}, {{"0.0.0.0/0", "192.168.1.1", "192.168.1.2", 0, 0}}, {}, {}, true, "02:00:00:00:00:01"};
   n.host_state.up = false;  // a link that was down on the host stays down after teardown
   n.host_state.rules = {{0, "", "10.1.0.0/16", 102, 2}};
   n.host_state.neighbors = {{"fe80::1", "02:00:00:00:00:01"}};
