@@ -213,7 +213,14 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   inventory::DiscoveryOptions discovery_options;
   discovery_options.host_root = options.host_root;
   discovery_options.skip_ipoib = !options.move_ib_interfaces;
-  inventory::Discoverer discoverer(discovery_options, logger);
+  std::unique_ptr<inventory::Discoverer> discoverer_owner;
+  try {
+    discoverer_owner = std::make_unique<inventory::Discoverer>(discovery_options, logger);
+  } catch (const std::exception& e) {
+    logger.Error("cannot discover from --host-root", {{"hostRoot", options.host_root}, {"error", e.what()}});
+    return 1;
+  }
+  inventory::Discoverer& discoverer = *discoverer_owner;
   std::mutex devices_mu;
   std::condition_variable first_inventory;
   // Null until the first discovery: prepare says "not ready yet" instead of

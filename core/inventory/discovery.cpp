@@ -417,7 +417,12 @@ class DiscoveryPass {
 }  // namespace
 
 Discoverer::Discoverer(DiscoveryOptions options, Logger& log)
-    : options_(std::move(options)), paths_(options_.host_root), log_(log), pci_names_(options_.pci_ids, log) {}
+    : options_(std::move(options)), paths_(options_.host_root), log_(log), pci_names_(options_.pci_ids, log) {
+  using Source = DiscoveryOptions::NetlinkSource;
+  if (options_.netlink_source == Source::kSnapshot ||
+      (options_.netlink_source == Source::kAuto && IsSnapshot(options_.host_root)))
+    RequireUsableSnapshotNetlink(options_.host_root);
+}
 
 std::vector<Device> Discoverer::Discover() {
   DiscoveryPass pass(options_, paths_, log_, pci_names_);

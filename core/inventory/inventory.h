@@ -83,6 +83,8 @@ struct DiscoveryOptions {
 // from one thread at a time; `log` must outlive the discoverer.
 class Discoverer {
  public:
+  // Throws std::runtime_error for a snapshot whose netlink.json is unusable
+  // (RequireUsableSnapshotNetlink): better no start than a wrong inventory.
   Discoverer(DiscoveryOptions options, Logger& log);
 
   // Scans the host root now. Never throws on bad sysfs content: problems are

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cstdint>
 
+#include "base/utf8.h"
+
 namespace dranet::inventory {
 namespace {
 
@@ -49,7 +51,11 @@ std::string DeviceNameForInterface(std::string_view if_name) {
   return "net-" + EncodeBase32Lower(if_name);
 }
 
-std::string CapAttributeValue(std::string_view value, bool* truncated_out, std::size_t max_bytes) {
+std::string CapAttributeValue(std::string_view raw, bool* truncated_out, std::size_t max_bytes) {
+  // Interface names and sysfs strings are bytes; the API (and -o json) take
+  // UTF-8 only.
+  const std::string valid = ToValidUtf8(raw);
+  const std::string_view value = valid;
   if (truncated_out) *truncated_out = value.size() > max_bytes;
   if (value.size() <= max_bytes) return std::string(value);
   std::size_t cut = max_bytes;

@@ -36,6 +36,7 @@ std::string DeviceNameForInterface(std::string_view if_name);
 
 // `value` cut to at most `max_bytes` without splitting a UTF-8 sequence.
 // `truncated_out` (optional) is set to whether anything was cut.
+// Bytes that are not UTF-8 are written "\xNN" first (base/utf8.h).
 std::string CapAttributeValue(std::string_view value, bool* truncated_out = nullptr,
                               std::size_t max_bytes = kMaxAttributeValueBytes);
 

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <sstream>
 #include <functional>
 #include <map>
 #include <span>
@@ -301,6 +302,17 @@ std::optional<SnapshotInfo> ReadSnapshotInfo(const fs::path& host_root, Logger& 
   info.source = StringMember(*document, "source");
   info.description = StringMember(*document, "description");
   return info;
+}
+
+void RequireUsableSnapshotNetlink(const fs::path& host_root) {
+  const fs::path file = host_root / kSnapshotNetlinkFile;
+  std::error_code error;
+  if (!fs::exists(file, error)) return;
+  std::ostringstream reason;
+  Logger quiet(reason);
+  if (!ReadJsonFile(file, quiet))
+    throw std::runtime_error("snapshot file " + file.string() +
+                             " is unusable; refusing to discover without its routes: " + reason.str());
 }
 
 NetlinkFacts ReadSnapshotNetlinkFacts(const fs::path& host_root, Logger& log) {

@@ -70,6 +70,12 @@ std::optional<SnapshotInfo> ReadSnapshotInfo(const std::filesystem::path& host_r
 // addresses, routes, rules and neighbours empty.
 NetlinkFacts ReadSnapshotNetlinkFacts(const std::filesystem::path& host_root, Logger& log);
 
+// Throws std::runtime_error naming the file when the snapshot at host_root
+// has a netlink.json that cannot be read: discovering without its routes
+// would publish the default-route uplink. A snapshot without the file (sysfs
+// only) passes.
+void RequireUsableSnapshotNetlink(const std::filesystem::path& host_root);
+
 struct CaptureOptions {
   std::filesystem::path host_root = "/";  // the node to capture (usually the live "/")
   std::string node_name;                  // recorded in the marker

@@ -117,16 +117,20 @@ TEST(HostileSysfs, MissingPciIdsIsLogged) {
   EXPECT_NE(captured.text().find("pci.ids not readable"), std::string::npos);
 }
 
-TEST(HostileSysfs, MalformedNetlinkJsonKeepsSysfsFacts) {
+// Without netlink.json's routes the default-route uplink would be published:
+// a snapshot whose file is broken is refused, loudly, before any discovery.
+TEST(HostileSysfs, MalformedNetlinkJsonRefusesTheSnapshot) {
   FakeHost host;
   std::string nic = host.Pci("0000:01:00.0", "0x020000", "mlx5_core");
   host.Netdev(nic, "eth1", 2);
   host.File(kSnapshotNetlinkFile, "{ this is not json");
   CapturedLog captured;
-  auto devices = DiscoverHost(host, captured.log);
-  ASSERT_EQ(devices.size(), 1u);
-  EXPECT_EQ(Attribute<std::string>(devices[0], attr::kIfName), "eth1");
-  EXPECT_NE(captured.text().find("netlink.json"), std::string::npos);
+  try {
+    DiscoverHost(host, captured.log);
+    FAIL() << "a snapshot with a broken netlink.json was discovered";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("netlink.json is unusable"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Discovery, SkipsUnboundAndUserspaceDriverFunctions) {
@@ -175,6 +179,18 @@ TEST(Discovery, VirtualNetdevsAreNamedAndFiltered) {
   EXPECT_EQ(Attribute<std::string>(dummy, attr::kIpv4), "192.0.2.1/24");
   EXPECT_EQ(Attribute<std::string>(dummy, attr::kIpv6), "2001:db8::1/64");
   EXPECT_FALSE(HasAttribute(dummy, attr::kPciAddress));
+}
+
+// Interface names are bytes: one that is not UTF-8 is published escaped
+// (the API server, and dranetctl -o json, take UTF-8 only).
+TEST(HostileSysfs, NonUtf8InterfaceNameIsPublishedEscaped) {
+  FakeHost host;
+  host.Netdev("", "eth\xff", 2, "dummy");
+  host.WriteNetlinkJson();
+  auto devices = DiscoverHost(host, NullLogger());
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(Attribute<std::string>(devices[0], attr::kIfName), "eth\\xff");
+  EXPECT_EQ(devices[0].name.rfind("net-", 0), 0u);
 }
 
 TEST(Discovery, ManyAddressesAreTruncatedAtWholeAddresses) {
