@@ -34,6 +34,12 @@ bool SpecialTable(uint32_t table) {
 
 }  // namespace
 
+bool IsCarriedRoute(const inventory::RouteFacts& route) {
+  if (route.table == RT_TABLE_LOCAL || route.type != RTN_UNICAST) return false;
+  if (route.destination.empty() || route.IsDefault()) return false;
+  return !(route.family == AF_INET6 && (IsIpv6LinkLocal(route.destination) || route.protocol == RTPROT_KERNEL));
+}
+
 NetdevHostState HarvestNetdevHostState(const inventory::NetlinkFacts& facts, const std::string& if_name) {
   auto link = std::find_if(facts.links.begin(), facts.links.end(),
                            [&](const inventory::LinkFacts& l) { return l.name == if_name; });
@@ -47,10 +53,7 @@ NetdevHostState HarvestNetdevHostState(const inventory::NetlinkFacts& facts, con
 
   std::set<uint32_t> tables;
   for (const auto& route : facts.routes) {
-    if (route.table == RT_TABLE_LOCAL || route.type != RTN_UNICAST) continue;
-    if (route.destination.empty() || route.IsDefault()) continue;
-    if (route.family == AF_INET6 && (IsIpv6LinkLocal(route.destination) || route.protocol == RTPROT_KERNEL))
-      continue;
+    if (!IsCarriedRoute(route)) continue;
     for (const auto& hop : route.nexthops) {
       if (hop.ifindex != link->ifindex) continue;
       state.routes.push_back({route.destination, hop.gateway, route.source, PlanTable(route.table), route.metric,

@@ -28,6 +28,11 @@
 
 namespace dranet::inject {
 
+// Whether a netdev takes `route` into the pod when a next hop leaves
+// through it: unicast routes in any table but `local`, except default routes,
+// IPv6 link-local destinations and the kernel's own IPv6 routes.
+bool IsCarriedRoute(const inventory::RouteFacts& route);
+
 // The host state of netdev `if_name` in `facts`: name, MTU, up flag, every
 // address, and the routes, rules and neighbours described above. Throws
 // InjectError when `facts` has no such link.

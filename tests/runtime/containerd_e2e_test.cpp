@@ -40,6 +40,7 @@
 #include "fake_apiserver.h"
 #include "fake_kubelet.h"
 #include "fault_harness.h"
+#include "shell_command.h"
 
 namespace dranet::runtime_test {
 namespace {
@@ -52,25 +53,8 @@ constexpr const char* kNodeName = "runtime-e2e-node";
 constexpr const char* kSlices = "/apis/resource.k8s.io/v1/resourceslices";
 constexpr const char* kClaims = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims";
 
-struct CommandResult {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
-
-CommandResult Shell(const std::string& command) {
-  CommandResult result;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return result;
-  std::array<char, 4096> buffer;
-  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) result.output.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using testing::Contains;
+using testing::RunCommand;
 
 // A metric's value from a /metrics text (first sample of the family).
 double MetricValue(const std::string& text, const std::string& name) {
@@ -96,12 +80,12 @@ class Containerd {
     return it == vars_.end() ? "" : it->second;
   }
   bool Restart() {
-    const auto r = Shell(Script() + " restart " + kCache + " " + kRun);
+    const auto r = RunCommand(Script() + " restart " + kCache + " " + kRun);
     if (r.status != 0) error_ = r.output;
     return r.status == 0;
   }
   void Stop() {
-    if (started_) Shell(Script() + " stop " + kRun);
+    if (started_) RunCommand(Script() + " stop " + kRun);
     started_ = false;
   }
 
@@ -115,7 +99,7 @@ class Containerd {
       skip_ = "needs root (containerd, network namespaces)";
       return;
     }
-    auto fetched = Shell(Script() + " fetch " + kCache);
+    auto fetched = RunCommand(Script() + " fetch " + kCache);
     if (fetched.status == 77) {
       skip_ = "runtime packages unavailable: " + fetched.output;
       return;
@@ -124,15 +108,15 @@ class Containerd {
       error_ = "fetch failed: " + fetched.output;
       return;
     }
-    auto images = Shell(Script() + " images " + kCache);
+    auto images = RunCommand(Script() + " images " + kCache);
     if (images.status != 0) {
       error_ = "images failed: " + images.output;
       return;
     }
-    auto started = Shell(Script() + " start " + kCache + " " + kRun);
+    auto started = RunCommand(Script() + " start " + kCache + " " + kRun);
     if (started.status != 0) {
       error_ = "containerd did not start: " + started.output;
-      Shell(Script() + " stop " + kRun);
+      RunCommand(Script() + " stop " + kRun);
       return;
     }
     started_ = true;
@@ -191,7 +175,7 @@ class ContainerdE2eTest : public ::testing::Test {
     if ((HasFailure() || std::getenv("DRANET_E2E_LOG")) && daemon_) std::cout << "dranetd log:\n" << daemon_->Log();
     daemon_.reset();
     kubelet_.reset();
-    for (const auto& link : links_) Shell("ip link del " + link);
+    for (const auto& link : links_) RunCommand("ip link del " + link);
     std::error_code ec;
     if (!HasFailure()) fs::remove_all(dir_, ec);
   }
@@ -272,24 +256,24 @@ class ContainerdE2eTest : public ::testing::Test {
   // A veth named gpu0rdma0 with what GCE gives an A4 RDMA NIC (a /32, a
   // link-scope route to the gateway and the subnet route via it), MTU 8896.
   void MakeA4Nic() {
-    ASSERT_EQ(Shell("ip link show gpu0rdma0").status, 1) << "gpu0rdma0 already exists on this machine";
-    ASSERT_EQ(Shell("ip link add gpu0rdma0 mtu 8896 type veth peer name gpu0peer mtu 8896").status, 0);
+    ASSERT_EQ(RunCommand("ip link show gpu0rdma0").status, 1) << "gpu0rdma0 already exists on this machine";
+    ASSERT_EQ(RunCommand("ip link add gpu0rdma0 mtu 8896 type veth peer name gpu0peer mtu 8896").status, 0);
     links_.push_back("gpu0rdma0");
     links_.push_back("gpu0peer");
     for (const std::string cmd :
          {"addr add 192.168.231.4/32 dev gpu0rdma0", "link set gpu0rdma0 up", "link set gpu0peer up",
           "route add 192.168.231.1 dev gpu0rdma0 proto dhcp scope link src 192.168.231.4 metric 100",
           "route add 192.168.231.0/24 via 192.168.231.1 dev gpu0rdma0 proto dhcp src 192.168.231.4 metric 100"})
-      ASSERT_EQ(Shell("ip " + cmd).status, 0) << cmd;
+      ASSERT_EQ(RunCommand("ip " + cmd).status, 0) << cmd;
     host_a4_state_ = HostA4State();
   }
 
   static std::string HostA4State() {
-    std::string link = Shell("ip -o link show gpu0rdma0").output;
+    std::string link = RunCommand("ip -o link show gpu0rdma0").output;
     const auto mtu = link.find(" mtu ");
     link = mtu == std::string::npos ? "<no link>" : link.substr(mtu, link.find(' ', mtu + 5) - mtu);
-    return "link" + link + "\n" + Shell("ip -4 -o addr show dev gpu0rdma0").output +
-           Shell("ip -4 route show dev gpu0rdma0").output;
+    return "link" + link + "\n" + RunCommand("ip -4 -o addr show dev gpu0rdma0").output +
+           RunCommand("ip -4 route show dev gpu0rdma0").output;
   }
 
   std::string PublishedA4Device() {
@@ -310,7 +294,7 @@ class ContainerdE2eTest : public ::testing::Test {
     const std::string routes = InPod(pod, {"ip", "route"});
     EXPECT_TRUE(Contains(routes, "192.168.231.0/24 via 192.168.231.1 dev gpu0rdma0")) << routes;
     EXPECT_TRUE(Contains(routes, "192.168.231.1 dev gpu0rdma0")) << routes;
-    EXPECT_NE(Shell("ip link show gpu0rdma0").status, 0) << "gpu0rdma0 is still on the host";
+    EXPECT_NE(RunCommand("ip link show gpu0rdma0").status, 0) << "gpu0rdma0 is still on the host";
   }
 
   fakes::FakeApiServer api_;

@@ -27,6 +27,8 @@
 
 #include <linux/fib_rules.h>
 
+#include "inject/host_network.h"
+
 extern char** environ;
 
 namespace dranet::demo {
@@ -80,12 +82,6 @@ void IpOrThrow(const std::vector<std::string>& args) {
   for (const auto& a : args) cmd += " " + a;
   while (!r.output.empty() && r.output.back() == '\n') r.output.pop_back();
   throw std::runtime_error("`" + cmd + "` failed: " + r.output);
-}
-
-bool IsIpv6LinkLocal(const std::string& cidr) {
-  unsigned char bytes[16];
-  const std::string ip = cidr.substr(0, cidr.find('/'));
-  return inet_pton(AF_INET6, ip.c_str(), bytes) == 1 && bytes[0] == 0xfe && (bytes[1] & 0xc0) == 0x80;
 }
 
 std::string FamilyFlag(int family) { return family == AF_INET6 ? "-6" : "-4"; }
@@ -281,10 +277,7 @@ inventory::NetlinkFacts ReadFactsIn(const std::string& netns_path, Logger& log) 
 std::vector<inventory::RouteFacts> CarriedRoutes(const inventory::NetlinkFacts& facts, int ifindex) {
   std::vector<inventory::RouteFacts> routes;
   for (const auto& route : facts.routes) {
-    if (route.table == RT_TABLE_LOCAL || route.type != RTN_UNICAST) continue;
-    if (route.destination.empty() || route.IsDefault()) continue;
-    if (route.family == AF_INET6 && (IsIpv6LinkLocal(route.destination) || route.protocol == RTPROT_KERNEL))
-      continue;
+    if (!inject::IsCarriedRoute(route)) continue;
     for (const auto& hop : route.nexthops) {
       if (hop.ifindex != ifindex) continue;
       auto one = route;

@@ -15,26 +15,13 @@
 #include "memory_prepared_claims.h"
 #include "nri/nri_plugin.h"
 #include "nri_test_env.h"
+#include "shell_command.h"
 
 namespace dranet::testing {
 namespace {
 
 using namespace std::chrono_literals;
 
-std::string Capture(const std::string& cmd) {
-  std::string out;
-  std::unique_ptr<FILE, int (*)(FILE*)> p(::popen((cmd + " 2>&1").c_str(), "r"), ::pclose);
-  if (!p) return out;
-  std::array<char, 4096> buf;
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p.get())) out.append(buf.data(), n);
-  return out;
-}
-
-bool Ok(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
-
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 // Two veths standing in for A4's gpu0rdma0/gpu1rdma0, each with a /32
 // address and a link route on the host, and a pod netns.
@@ -315,6 +302,57 @@ TEST_P(NriNetnsTest, PodInterfaceThatTookTheNameStaysInThePod) {
   EXPECT_TRUE(Contains(Host("-o addr show dev " + d.host), "inet " + d.address)) << log_out_.str();
   EXPECT_TRUE(Ok("ip -n " + netns_ + " link show " + d.pod)) << "the pod's interface was taken";
   EXPECT_FALSE(Ok("ip -n " + netns_ + " link show renamed0")) << "the netdev stayed in the pod";
+}
+
+// The runtime recreates the pod's sandbox (same pod UID, new namespace)
+// without stopping the old one: the netdevs leave the old namespace for the
+// new one instead of failing as "neither on the host nor in the pod".
+TEST_P(NriNetnsTest, NewSandboxOfTheSamePodTakesTheNetdevsFromTheOldOne) {
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod_).ok()) << log_out_.str();
+  const std::string second = netns_ + "b";
+  ASSERT_TRUE(Ok("ip netns add " + second));
+  auto recreated = pod_;
+  for (auto& ns : *recreated.mutable_linux()->mutable_namespaces())
+    if (ns.type() == "network") ns.set_path("/var/run/netns/" + second);
+  const auto status = runtime_->RunPodSandbox(recreated);
+  EXPECT_TRUE(status.ok()) << status.message << log_out_.str();
+  for (const auto& d : devs_) {
+    EXPECT_TRUE(Contains(Capture("ip -n " + second + " -o addr show dev " + d.pod), "inet " + d.address));
+    EXPECT_FALSE(Ok("ip -n " + netns_ + " link show " + d.pod)) << d.pod << " stayed in the old sandbox";
+  }
+  EXPECT_EQ(mover_->held_pods(), 1u);
+  ASSERT_TRUE(runtime_->StopPodSandbox(recreated).ok());
+  for (const auto& d : devs_) EXPECT_TRUE(Contains(Host("-o addr show dev " + d.host), "inet " + d.address));
+  Ok("ip netns del " + second);
+}
+
+// dranetd restarts while a pod holds netdevs: the new daemon learns the pod
+// at Synchronize and keeps its namespace, so a later silent deletion of it
+// (no Stop) still brings the netdevs home.
+TEST_P(NriNetnsTest, RestartedDaemonAdoptsRunningPodsAtSynchronize) {
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod_).ok()) << log_out_.str();
+  plugin_->Stop();
+  plugin_.reset();
+  mover_ = std::make_unique<inject::NetnsMover>(inject::NetnsMover::Options{}, log_);  // nothing held
+  nri::NriPluginOptions popts;
+  popts.socket_path = dir_.path() + "/nri.sock";
+  popts.initial_backoff = 5ms;
+  popts.netns_check_period = 20ms;
+  runtime_->SetExistingPods({pod_});
+  runtime_->Restart();
+  plugin_ = std::make_unique<nri::NriPlugin>(popts, claims_, *mover_, log_);
+  plugin_->Start();
+  ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
+  EXPECT_EQ(mover_->held_pods(), 1u) << log_out_.str();
+  ASSERT_TRUE(Ok("ip netns del " + netns_));
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  auto home = [&] {
+    for (const auto& d : devs_)
+      if (!Contains(Host("-o addr show dev " + d.host), "inet " + d.address)) return false;
+    return true;
+  };
+  while (!home() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(20ms);
+  EXPECT_TRUE(home()) << log_out_.str();
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, NriNetnsTest, ::testing::Values(false, true),

@@ -43,6 +43,7 @@
 #include "fake_nri_runtime.h"
 #include "fault_harness.h"
 #include "inject/netns.h"
+#include "shell_command.h"
 
 namespace dranet::traffic {
 namespace {
@@ -50,20 +51,9 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-std::string Capture(const std::string& cmd) {
-  std::string out;
-  std::unique_ptr<FILE, int (*)(FILE*)> p(::popen((cmd + " 2>&1").c_str(), "r"), ::pclose);
-  if (!p) return out;
-  std::array<char, 4096> buf;
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p.get())) out.append(buf.data(), n);
-  return out;
-}
-
-bool Ok(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
-
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using testing::Capture;
+using testing::Contains;
+using testing::Ok;
 
 constexpr const char* kNic = "gpu0rdma0";
 constexpr const char* kAddressA = "192.168.1.4";
