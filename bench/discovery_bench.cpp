@@ -4,7 +4,9 @@
 //   build/bench/discovery_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
 // BM_Discover keeps one Discoverer (the daemon's steady state: pci.ids is
-// loaded once); BM_DiscoverCold pays the pci.ids load on every scan.
+// loaded once); BM_DiscoverCold pays the pci.ids load on every scan;
+// BM_DiscoverLive scans the machine the bench runs on (host root "/", live
+// rtnetlink), the path dranetd takes on a node.
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
@@ -40,6 +42,16 @@ void BM_Discover(benchmark::State& state, const char* snapshot) {
   state.counters["devices"] = static_cast<double>(devices);
 }
 
+void BM_DiscoverLive(benchmark::State& state) {
+  Discoverer discoverer(DiscoveryOptions{}, NullLogger());
+  std::size_t devices = discoverer.Discover().size();
+  for (auto _ : state) {
+    auto found = discoverer.Discover();
+    benchmark::DoNotOptimize(found.data());
+  }
+  state.counters["devices"] = static_cast<double>(devices);
+}
+
 void BM_DiscoverCold(benchmark::State& state, const char* snapshot) {
   for (auto _ : state) {
     auto found = dranet::inventory::Discover(OptionsFor(snapshot), NullLogger());
@@ -52,6 +64,7 @@ BENCHMARK_CAPTURE(BM_Discover, nd_mi300x_v5, "nd-mi300x-v5")->Unit(benchmark::kM
 BENCHMARK_CAPTURE(BM_Discover, a4_highgpu_8g, "a4-highgpu-8g")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Discover, sriov_8pf_64vf, "sriov-8pf-64vf")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_DiscoverCold, a4_highgpu_8g, "a4-highgpu-8g")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DiscoverLive)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -1,16 +1,19 @@
 #include "base/files.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <string_view>
 #include <system_error>
 
 namespace dranet {
 
-std::optional<std::string> ReadFileCapped(const std::filesystem::path& path, std::size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+std::optional<std::string> ReadFdCapped(int fd, std::size_t max_bytes) {
   if (fd < 0) return std::nullopt;
   // Grow with what the file holds: most reads are a few bytes of sysfs, some
   // a few hundred KiB of JSON; the cap only bounds hostile content.
@@ -32,6 +35,10 @@ std::optional<std::string> ReadFileCapped(const std::filesystem::path& path, std
   return out;
 }
 
+std::optional<std::string> ReadFileCapped(const std::filesystem::path& path, std::size_t max_bytes) {
+  return ReadFdCapped(::open(path.c_str(), kReadOpenFlags), max_bytes);
+}
+
 std::optional<std::string> ReadTrimmed(const std::filesystem::path& path, std::size_t max_bytes) {
   auto s = ReadFileCapped(path, max_bytes);
   if (!s) return s;
@@ -42,7 +49,70 @@ std::optional<std::string> ReadTrimmed(const std::filesystem::path& path, std::s
   return s;
 }
 
-void WriteFileAtomic(const std::filesystem::path& path, const std::string& content) {
+namespace {
+
+// glibc has no wrapper for openat2.
+int OpenAt2(int dir_fd, const char* name, int flags, uint64_t resolve) {
+  open_how how{};
+  how.flags = static_cast<uint64_t>(flags);
+  how.resolve = resolve;
+  long fd;
+  // Scoped lookups fail with EAGAIN when any rename or mount on the system
+  // raced with a ".." step (common on a busy node); the kernel expects the
+  // caller to try again.
+  int attempts = 0;
+  do {
+    fd = ::syscall(SYS_openat2, dir_fd, name, &how, sizeof how);
+  } while (fd < 0 && (errno == EAGAIN || errno == EINTR) && ++attempts < 128);
+  return static_cast<int>(fd);
+}
+
+// Magic links (/proc/<pid>/fd/...) jump anywhere whatever the scope.
+constexpr uint64_t kBeneath = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+constexpr uint64_t kInRoot = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+
+}  // namespace
+
+bool ContainedOpenSupported() {
+  int fd = OpenAt2(AT_FDCWD, "/", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+RootDirectory::RootDirectory(const std::filesystem::path& root)
+    : path_(root),
+      contained_(root.lexically_normal() != "/"),
+      fd_(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)) {}
+
+RootDirectory::~RootDirectory() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int RootDirectory::OpenAt(int dir_fd, const std::filesystem::path& dir_path, const char* name, int flags) const {
+  if (!contained_) return ::openat(dir_fd, name, flags);
+  // Most opens stay below their directory and take one walk from it.
+  int fd = OpenAt2(dir_fd, name, flags, kBeneath);
+  if (fd >= 0 || errno != EXDEV) return fd;
+  // A symlink left the directory (sysfs links climb to devices/ all the
+  // time, snapshot links may be absolute): walk again from the root, where
+  // ".." and absolute targets stop. Not lexically normalised: ".." after a
+  // symlink is the kernel's to resolve.
+  std::string_view root = path_.native();
+  std::string_view dir = dir_path.native();
+  if (dir.substr(0, root.size()) != root || (dir.size() > root.size() && root.back() != '/' &&
+                                             dir[root.size()] != '/')) {
+    errno = EXDEV;  // not a directory of this tree
+    return -1;
+  }
+  dir.remove_prefix(root.size());
+  while (!dir.empty() && dir.front() == '/') dir.remove_prefix(1);
+  std::string from_root = dir.empty() || name[0] == '/' ? std::string(name) : std::string(dir) + "/" + name;
+  return OpenAt2(fd_, from_root.c_str(), flags, kInRoot);
+}
+
+void WriteFileAtomic(const std::filesystem::path& path, const std::string& content,
+                     const std::function<void(AtomicWriteStep)>& on_step) {
   auto fail = [&](const std::string& what) {
     throw std::system_error(errno, std::generic_category(), what + " " + path.string());
   };
@@ -50,21 +120,27 @@ void WriteFileAtomic(const std::filesystem::path& path, const std::string& conte
   tmp += ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail("create");
+  // Written in two halves so that a test can stop the process between them.
+  const std::size_t half = content.size() / 2;
   std::size_t off = 0;
-  while (off < content.size()) {
-    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      fail("write");
+  for (std::size_t end : {half, content.size()}) {
+    while (off < end) {
+      ssize_t n = ::write(fd, content.data() + off, end - off);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        ::close(fd);
+        fail("write");
+      }
+      off += static_cast<std::size_t>(n);
     }
-    off += static_cast<std::size_t>(n);
+    if (end == half && on_step) on_step(AtomicWriteStep::kHalfWritten);
   }
   if (::fsync(fd) != 0) {
     ::close(fd);
     fail("fsync");
   }
   ::close(fd);
+  if (on_step) on_step(AtomicWriteStep::kBeforeRename);
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
   auto dir = path.parent_path();
   if (dir.empty()) dir = ".";

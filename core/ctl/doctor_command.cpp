@@ -12,6 +12,7 @@
 
 #include "base/files.h"
 #include "daemon/capabilities.h"
+#include "inventory/sysfs_tree.h"
 #include "plugins/plugin_flags.h"
 #include "plugins/plugin_host.h"
 
@@ -142,16 +143,18 @@ void CheckFiles(const DoctorCommand& cmd, Report& r) {
   if (IsWritableDir(cmd.state_dir)) r.Ok("state directory " + cmd.state_dir + " is writable");
   else r.Fail("state directory " + cmd.state_dir + " missing or not writable",
               "mount a hostPath (e.g. /var/run/dranet): prepared claims must survive a restart of dranetd");
-  fs::path sysfs = fs::path(cmd.host_root) / "sys";
-  fs::path ib = sysfs / "class/infiniband";
-  std::error_code ec;
-  bool has_rdma = fs::is_directory(ib, ec) && fs::directory_iterator(ib, ec) != fs::directory_iterator();
+  // Read like discovery reads it: a snapshot's links cannot lead outside it.
+  inventory::HostPaths paths(cmd.host_root);
+  inventory::SysfsDirectory sysfs(inventory::SysfsDirectory::OpenRoot(paths.root), "sys");
+  fs::path ib = paths.sysfs / "class/infiniband";
+  bool has_rdma = !sysfs.List("class/infiniband").empty();
   if (has_rdma) {
     // The kernel registers rdma_cm as a misc device once rdma_ucm is loaded.
-    if (fs::exists(sysfs / "class/misc/rdma_cm", ec)) r.Ok("RDMA devices present, rdma_cm registered");
-    else r.Warn("RDMA devices present but rdma_cm is not registered (" + (sysfs / "class/misc/rdma_cm").string() + ")",
+    const fs::path rdma_cm = paths.sysfs / "class/misc/rdma_cm";
+    if (sysfs.FileType("class/misc/rdma_cm")) r.Ok("RDMA devices present, rdma_cm registered");
+    else r.Warn("RDMA devices present but rdma_cm is not registered (" + rdma_cm.string() + ")",
                 "load rdma_ucm (modprobe rdma_ucm) so pods can use RDMA CM");
-    auto mode = ReadTrimmed(sysfs / "module/ib_core/parameters/netns_mode");
+    auto mode = sysfs.Read("module/ib_core/parameters/netns_mode");
     if (mode) r.Ok(std::string("RDMA netns mode: ") + (*mode == "0" || *mode == "N" ? "exclusive" : "shared") +
                    " (dranetd --rdma-exclusive must match)");
   } else {

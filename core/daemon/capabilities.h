@@ -19,7 +19,15 @@ struct CapabilityNeed {
   const char* why;   // what fails without it
 };
 
-// The needs not met by `effective`, one per missing capability.
+// The needs not met by `effective`, one per missing capability; none at all
+// once SkipCapabilityCheckForTesting() was called.
 std::vector<CapabilityNeed> MissingCapabilities(uint64_t effective, bool nri);
+
+// Test only, never in production: lets tests run dranetd short of a
+// capability to show that the netdev path really fails without it (instead
+// of the start-up refusal hiding that). dranetd's main calls it when
+// DRANETD_TEST_ONLY_SKIP_CAPABILITY_CHECK=1 (docs/operations.md).
+void SkipCapabilityCheckForTesting();
+inline constexpr const char* kSkipCapabilityCheckEnv = "DRANETD_TEST_ONLY_SKIP_CAPABILITY_CHECK";
 
 }  // namespace dranet::daemon

@@ -25,6 +25,7 @@
 #include "kube/claim_status.h"
 #include "kube/cluster_config.h"
 #include "kube/event_recorder.h"
+#include "kube/json_fields.h"
 #include "kube/resource_claim.h"
 #include "kube/slice_publisher.h"
 #include "kubelet/kubelet_plugin.h"
@@ -269,9 +270,20 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   checkpoint_options.procfs_root = kSelfProcfs;
   checkpoint_options.on_corrupt = [&](const std::string& message) {
     state_corrupt.Inc();
-    if (events)
-      events->Record({"v1", "Node", "", options.node_name, ""}, kube::EventType::kWarning, "StateCorrupt",
-                     message + "; starting with no prepared claims");
+    if (!events) return;
+    // On the Event thread: an absent API server must not hold up the start this Event reports.
+    background_events.Post([&events, &api, &logger, node = options.node_name,
+                            text = message + "; starting with no prepared claims"] {
+      // `kubectl describe node` finds a Node's Events by its uid, or by its name used as the uid
+      // (kubelet's own Events); the name stands in while the Node cannot be read.
+      std::string uid = node;
+      try {
+        if (auto read = kube::MetadataField(api->Get("/api/v1/nodes/" + node), "uid"); !read.empty()) uid = read;
+      } catch (const std::exception& e) {
+        logger.Warning("cannot read the Node's uid for its Event", {{"node", node}, {"error", e.what()}});
+      }
+      events->Record({"v1", "Node", "", node, uid}, kube::EventType::kWarning, "StateCorrupt", text);
+    });
   };
   std::unique_ptr<state::CheckpointStore> prepared;
   try {
@@ -313,6 +325,10 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     kubelet_options.host_root = options.host_root;
     kubelet_options.rdma_exclusive = options.rdma_exclusive;
     kubelet_options.copy_host_routes = options.copy_host_routes;
+    using NetlinkSource = inventory::DiscoveryOptions::NetlinkSource;
+    kubelet_options.host_network_source = options.host_network_source == "live"       ? NetlinkSource::kLive
+                                          : options.host_network_source == "snapshot" ? NetlinkSource::kSnapshot
+                                                                                      : NetlinkSource::kAuto;
     if (options.cdi) kubelet_options.cdi_dir = options.cdi_dir;
     auto inventory_now = [&]() {
       std::lock_guard lock(devices_mu);

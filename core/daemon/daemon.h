@@ -37,6 +37,11 @@ struct DaemonOptions {
   // A moved netdev takes its host routes, rules and permanent neighbours
   // into the pod (restored on the host at teardown either way).
   bool copy_host_routes = true;
+  // Where prepare records a netdev's host state (what teardown restores):
+  // "auto" — the snapshot's netlink.json under a snapshot --host-root, the
+  // kernel otherwise; "live" — always the kernel (a snapshot with real
+  // stand-in netdevs); "snapshot" — always the snapshot.
+  std::string host_network_source = "auto";
   // NRI plugin (device nodes, env, netdev moves at pod start).
   bool nri = true;
   std::string nri_socket = "/var/run/nri/nri.sock";

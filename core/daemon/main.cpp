@@ -3,11 +3,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
 #include "base/log.h"
+#include "daemon/capabilities.h"
 #include "daemon/daemon.h"
 #include "dranet/build_info.h"
 #include <dranet/plugin.h>
@@ -48,6 +51,10 @@ int main(int argc, char** argv) {
   app.add_option("--copy-host-routes", options.copy_host_routes,
                  "A netdev moved into a pod takes its host routes, policy rules and permanent neighbours "
                  "along (default true); they are restored on the host at teardown either way");
+  app.add_option("--host-network-source", options.host_network_source,
+                 "Where prepare reads a netdev's host addresses and routes: auto (the snapshot's netlink.json "
+                 "under a snapshot --host-root, else the kernel), live or snapshot")
+      ->check(CLI::IsMember({"auto", "live", "snapshot"}));
   app.add_option("--cdi", options.cdi, "Also inject through CDI spec files (fails closed on runtimes with CDI)");
   app.add_option("--cdi-dir", options.cdi_dir, "Directory for CDI spec files");
   app.add_option("--nri", options.nri, "Run the NRI plugin (device nodes, env, netdevs at pod start)");
@@ -76,6 +83,11 @@ int main(int argc, char** argv) {
   if (options.node_name.empty() && options.publish) {
     logger.Error("--node-name (or NODE_NAME) is required to publish");
     return 2;
+  }
+  if (const char* skip = std::getenv(dranet::daemon::kSkipCapabilityCheckEnv); skip && std::string_view(skip) == "1") {
+    dranet::daemon::SkipCapabilityCheckForTesting();
+    logger.Warning("capability check skipped: test-only setting, pods may fail to start",
+                   {{"env", dranet::daemon::kSkipCapabilityCheckEnv}});
   }
   return dranet::daemon::RunDaemon(options, logger);
 }

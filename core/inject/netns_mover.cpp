@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 
+#include "base/fault_points.h"
 #include "inject/netlink_socket.h"
 #include "inventory/netlink_facts.h"
 #include "inject/rdma_link.h"
@@ -96,6 +97,7 @@ void ChangeLink(nl_sock* sock, rtnl_link* link, std::uint32_t mtu, bool up, bool
   if (mtu != 0 && rtnl_link_get_mtu(link) != mtu) rtnl_link_set_mtu(change.get(), mtu);
   if (rename_to_set) rtnl_link_set_name(change.get(), new_name.c_str());
   if (up) rtnl_link_set_flags(change.get(), IFF_UP);
+  else rtnl_link_unset_flags(change.get(), IFF_UP);
   if (const int err = rtnl_link_change(sock, link, change.get(), 0); err < 0) {
     throw InjectError(std::string("configuring netdev ") + rtnl_link_get_name(link) + ": " +
                       NlError(err));
@@ -303,6 +305,7 @@ void NetnsMover::AttachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
       try {
         if (auto link = FindLink(host_sock, netdev.host_if_name)) {
           move_time += MoveLink(host_sock, link.get(), held_.at(pod.uid).ns, pod_name, netdev.mtu.value_or(0));
+          DRANET_FAULT_POINT("netns-attach-after-move");  // in the pod, not configured there yet
         } else if (!FindLink(pod_sock, pod_name)) {
           throw InjectError("netdev " + netdev.host_if_name + " is neither on the host nor in the pod");
         }
@@ -399,17 +402,20 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
         if (netdev.rdma_exclusive && !netdev.rdma_device.empty() && pod_ns.valid()) {
           MoveRdmaDevice(pod_ns, netdev.rdma_device, host_ns_);
         }
-        // Home already: a link of that name in the pod is the pod's own
-        // (never taken for the netdev).
-        if (auto home = FindLink(host_sock, host_name); home && IsNetdev(home.get(), host)) continue;
-        bool moved = false;
-        if (pod_sock) {
+        // Home already (never moved, or moved back by a dranetd killed
+        // before it restored the rest): a link of that name in the pod is the
+        // pod's own (never taken for the netdev); the host state is still
+        // restored below.
+        auto home = FindLink(host_sock, host_name);
+        bool moved = home && IsNetdev(home.get(), host);
+        if (!moved && pod_sock) {
           auto link = FindLink(pod_sock.get(), pod_name);
           // The name may be the pod's own interface: the netdev is the link
           // with its MAC.
           if (link && !IsNetdev(link.get(), host)) link = FindLinkByMac(pod_sock.get(), host.mac, pod_name);
           if (link) {
             MoveLink(pod_sock.get(), link.get(), host_ns_, host_name, host.mtu);
+            DRANET_FAULT_POINT("netns-detach-after-move");  // home, its addresses and routes not back yet
             moved = true;
           }
         }

@@ -62,13 +62,15 @@ class DiscoveryPass {
   }
 
  private:
-  fs::path PciDir(const std::string& address) const { return paths_.sysfs / "bus/pci/devices" / address; }
+  static std::string PciDir(const std::string& address) { return "bus/pci/devices/" + address; }
 
-  // Opens `absolute` relative to the sysfs root when it lies inside it.
-  SysfsDirectory OpenUnderSysfs(const fs::path& absolute) const {
+  // Opens `absolute`, a path under the host root as ResolveLink() returns
+  // them, from the sysfs directory when it lies inside it (a shorter walk).
+  // Either open is contained in the root whatever the path says.
+  SysfsDirectory OpenUnderRoot(const fs::path& absolute) const {
     fs::path relative = absolute.lexically_relative(paths_.sysfs);
-    if (relative.empty() || *relative.begin() == "..") return SysfsDirectory(absolute);
-    return SysfsDirectory(sysfs_, relative.string());
+    if (!relative.empty() && *relative.begin() != "..") return SysfsDirectory(sysfs_, relative.string());
+    return SysfsDirectory(root_, absolute.lexically_relative(paths_.root).string());
   }
 
   // Reads a number with `parse`; garbage is logged, absence is not.
@@ -99,7 +101,7 @@ class DiscoveryPass {
     function.subsystem_device_id = ReadHexFile(dir, "subsystem_device");
     function.numa_node = ReadDecimalFile(dir, "numa_node").value_or(-1);
     function.driver = dir.LinkTargetName("driver").value_or("");
-    if (auto resolved = sysfs_.ResolveLink("bus/pci/devices/" + address, paths_.root)) {
+    if (auto resolved = pci_device_links_.ResolveLink(address)) {
       function.pcie_root = PcieRootInPath(*resolved, paths_.sysfs);
     }
     function.sriov_total_vfs = ReadDecimalFile(dir, "sriov_totalvfs").value_or(0);
@@ -109,7 +111,7 @@ class DiscoveryPass {
   }
 
   PciFunction ReadPciFunction(const std::string& address) {
-    SysfsDirectory dir(sysfs_, "bus/pci/devices/" + address);
+    SysfsDirectory dir(sysfs_, PciDir(address));
     return ReadPciFunction(dir, address, ReadHexFile(dir, "class"));
   }
 
@@ -129,7 +131,7 @@ class DiscoveryPass {
   // Phase 1: PCI network functions with a kernel network driver bound.
   void ScanPciFunctions() {
     std::error_code error;
-    auto entries = ListDirectory(paths_.sysfs / "bus/pci/devices", &error);
+    auto entries = pci_device_links_.List(".", &error);
     if (error) {
       log_.Warning("cannot list PCI devices; only virtual netdevs can be discovered",
                    {{"dir", (paths_.sysfs / "bus/pci/devices").string()}, {"error", error.message()}});
@@ -139,7 +141,7 @@ class DiscoveryPass {
         log_.Warning("ignoring PCI entry that is not a PCI address", {{"entry", address}});
         continue;
       }
-      SysfsDirectory dir(sysfs_, "bus/pci/devices/" + address);
+      SysfsDirectory dir(sysfs_, PciDir(address));
       auto class_code = ReadHexFile(dir, "class");
       if (!class_code || (*class_code >> 16) != kNetworkBaseClass) continue;
       PciFunction function = ReadPciFunction(dir, address, class_code);
@@ -161,12 +163,13 @@ class DiscoveryPass {
   // found above (e.g. eRDMA with class 0x00ff) becomes an IB-only device.
   void ScanRdmaDevices() {
     fs::path class_dir = paths_.sysfs / "class/infiniband";
-    for (const auto& rdma_device : ListDirectory(class_dir)) {
+    SysfsDirectory class_infiniband(sysfs_, "class/infiniband");
+    for (const auto& rdma_device : class_infiniband.List()) {
       // Relative links inside the device directory resolve against its real
       // location, not against the class/ alias.
-      fs::path dir = sysfs_.ResolveLink("class/infiniband/" + rdma_device, paths_.root).value_or(class_dir / rdma_device);
-      SysfsDirectory device_dir = OpenUnderSysfs(dir);
-      auto resolved = device_dir.ResolveLink("device", paths_.root);
+      fs::path dir = class_infiniband.ResolveLink(rdma_device).value_or(class_dir / rdma_device);
+      SysfsDirectory device_dir = OpenUnderRoot(dir);
+      auto resolved = device_dir.ResolveLink("device");
       std::string address = resolved ? PciAddressInPath(*resolved) : std::string();
       if (!address.empty()) {
         auto it = pci_devices_.find(address);
@@ -180,7 +183,7 @@ class DiscoveryPass {
       // RoCE: the netdev behind each port's default GID (index 0) names the
       // netdev this HCA serves (also for bonds and soft-RoCE without PCI).
       SysfsDirectory ports(device_dir, "ports");
-      for (const auto& port : ListDirectory(dir / "ports")) {
+      for (const auto& port : ports.List()) {
         auto netdev = ports.Read((port + "/gid_attrs/ndevs/0").c_str());
         if (netdev && !netdev->empty()) rdma_by_netdev_.emplace(*netdev, rdma_device);
       }
@@ -207,8 +210,7 @@ class DiscoveryPass {
   // uverbsN, umadN and issmN per RDMA device, plus the global rdma_cm.
   void ScanCharDevices() {
     for (const char* class_name : {"class/infiniband_verbs", "class/infiniband_mad"}) {
-      fs::path class_dir = paths_.sysfs / class_name;
-      for (const auto& entry : ListDirectory(class_dir)) {
+      for (const auto& entry : sysfs_.List(class_name)) {
         SysfsDirectory dir(sysfs_, std::string(class_name) + "/" + entry);
         auto rdma_device = dir.Read("ibdev");
         if (!rdma_device) continue;  // abi_version and other plain files
@@ -217,7 +219,7 @@ class DiscoveryPass {
         }
       }
     }
-    rdma_cm_ = ReadCharDevice(SysfsDirectory(paths_.sysfs / "class/misc/rdma_cm"), "rdma_cm");
+    rdma_cm_ = ReadCharDevice(SysfsDirectory(sysfs_, "class/misc/rdma_cm"), "rdma_cm");
   }
 
   // Phase 3: netdevs, attached to their PCI function or published as virtual.
@@ -234,7 +236,7 @@ class DiscoveryPass {
         if (log_.V(1)) log_.Verbose(1, "IPoIB netdev ignored (skip_ipoib)", {{"ifName", link.name}});
         continue;
       }
-      auto resolved = sysfs_.ResolveLink("class/net/" + link.name, paths_.root);
+      auto resolved = netdev_links_.ResolveLink(link.name);
       std::string address = resolved ? PciAddressInPath(*resolved) : std::string();
       if (address.empty()) {
         bool is_virtual = resolved && resolved->lexically_relative(paths_.sysfs / "devices/virtual").native().rfind(
@@ -387,7 +389,7 @@ class DiscoveryPass {
     if (device.rdma_device.empty() && !device.pci_address.empty()) {
       // The PCI function's own infiniband/ directory also lists RDMA devices
       // that /sys/class/infiniband hides (moved to a pod in exclusive mode).
-      auto listed = ListDirectory(PciDir(device.pci_address) / "infiniband");
+      auto listed = sysfs_.List(PciDir(device.pci_address) + "/infiniband");
       if (!listed.empty()) device.rdma_device = listed.front();
     }
     device.attributes[std::string(attr::kRdma)] = !device.rdma_device.empty();
@@ -402,7 +404,12 @@ class DiscoveryPass {
 
   const DiscoveryOptions& options_;
   const HostPaths& paths_;
-  SysfsDirectory sysfs_{paths_.sysfs};
+  SysfsDirectory root_ = SysfsDirectory::OpenRoot(paths_.root);
+  SysfsDirectory sysfs_{root_, "sys"};
+  // Listings whose links are resolved by entry name: one readlinkat each,
+  // with no directories on the way to keep inside the root.
+  SysfsDirectory pci_device_links_{sysfs_, "bus/pci/devices"};
+  SysfsDirectory netdev_links_{sysfs_, "class/net"};
   Logger& log_;
   PciNameDatabase& names_;
   NetlinkFacts facts_;
@@ -418,6 +425,7 @@ class DiscoveryPass {
 
 Discoverer::Discoverer(DiscoveryOptions options, Logger& log)
     : options_(std::move(options)), paths_(options_.host_root), log_(log), pci_names_(options_.pci_ids, log) {
+  RequireContainedReads(paths_);
   using Source = DiscoveryOptions::NetlinkSource;
   if (options_.netlink_source == Source::kSnapshot ||
       (options_.netlink_source == Source::kAuto && IsSnapshot(options_.host_root)))

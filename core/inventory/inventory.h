@@ -19,7 +19,8 @@
 //     not a child link (IFLA_LINK unset) with the lowest ifindex; the others
 //     are listed in Device::secondary_if_names, never mixed into attributes;
 //   * hostile sysfs (garbage, missing files, loops, huge values) yields a log
-//     line naming the file and a partial but valid inventory.
+//     line naming the file and a partial but valid inventory; under a
+//     snapshot no symlink leads a read outside it (sysfs_tree.h).
 #include <filesystem>
 #include <string>
 #include <string_view>

@@ -103,7 +103,16 @@ std::vector<Fact> Dump(nl_sock* socket, int type, const Header& request, void (*
   return {};
 }
 
-void ParseLink(nl_msg* message, std::vector<LinkFacts>& links) { nl_msg_parse(message, AddLinkObject, &links); }
+void ParseLink(nl_msg* message, std::vector<LinkFacts>& links) {
+  const std::size_t before = links.size();
+  nl_msg_parse(message, AddLinkObject, &links);
+  if (links.size() != before + 1) return;
+  // libnl keeps no MTU range: read it from the message itself.
+  nlattr* attrs[IFLA_MAX + 1] = {};
+  if (nlmsg_parse(nlmsg_hdr(message), sizeof(ifinfomsg), attrs, IFLA_MAX, nullptr) < 0) return;
+  if (attrs[IFLA_MIN_MTU] && nla_len(attrs[IFLA_MIN_MTU]) >= 4) links.back().min_mtu = nla_get_u32(attrs[IFLA_MIN_MTU]);
+  if (attrs[IFLA_MAX_MTU] && nla_len(attrs[IFLA_MAX_MTU]) >= 4) links.back().max_mtu = nla_get_u32(attrs[IFLA_MAX_MTU]);
+}
 
 // RTM_GETLINK dump without IFLA_EXT_MASK: libnl's link cache always asks for
 // RTEXT_FILTER_VF, whose per-VF attributes make dumps huge on SR-IOV hosts.

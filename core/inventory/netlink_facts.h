@@ -30,6 +30,8 @@ struct LinkFacts {
   int master_index = 0;      // IFLA_MASTER: bond/bridge/team/VRF/netvsc this link is enslaved to
   int parent_index = 0;      // IFLA_LINK: lower device of VLANs and IPoIB pkey children
   std::vector<std::string> addresses;  // every address as "ip/prefixlen", any scope
+  uint32_t min_mtu = 0;  // IFLA_MIN_MTU / IFLA_MAX_MTU: what the driver accepts;
+  uint32_t max_mtu = 0;  // 0 when the kernel does not say (before 4.18, snapshots)
 };
 
 // One next hop of a route. A plain route has one; a multipath (ECMP) route

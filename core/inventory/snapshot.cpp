@@ -7,6 +7,7 @@
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -33,14 +34,15 @@ namespace {
 // netlink.json and the marker are small; anything bigger is not ours.
 constexpr std::size_t kMaxSnapshotJsonBytes = 16 * 1024 * 1024;
 
-std::optional<rapidjson::Document> ReadJsonFile(const fs::path& path, Logger& log) {
-  auto text = ReadFileCapped(path, kMaxSnapshotJsonBytes);
+// `name` in the snapshot directory `root`.
+std::optional<rapidjson::Document> ReadJsonFile(const SysfsDirectory& root, const char* name, Logger& log) {
+  auto text = root.ReadFile(name, kMaxSnapshotJsonBytes);
   if (!text) return std::nullopt;
   rapidjson::Document document;
   const auto error = ParseJson(document, *text);
   if (!error.empty() || !document.IsObject()) {
     log.Error("snapshot file is not a JSON object; ignoring it",
-              {{"file", path.string()}, {"error", error.empty() ? "not an object" : error}});
+              {{"file", (root.path() / name).string()}, {"error", error.empty() ? "not an object" : error}});
     return std::nullopt;
   }
   return document;
@@ -288,12 +290,11 @@ class NetlinkJsonReader {
 }  // namespace
 
 bool IsSnapshot(const fs::path& host_root) {
-  std::error_code error;
-  return fs::is_regular_file(host_root / kSnapshotMarkerFile, error);
+  return SysfsDirectory::OpenRoot(host_root).FileType(kSnapshotMarkerFile) == S_IFREG;
 }
 
 std::optional<SnapshotInfo> ReadSnapshotInfo(const fs::path& host_root, Logger& log) {
-  auto document = ReadJsonFile(host_root / kSnapshotMarkerFile, log);
+  auto document = ReadJsonFile(SysfsDirectory::OpenRoot(host_root), kSnapshotMarkerFile, log);
   if (!document) return std::nullopt;
   SnapshotInfo info;
   auto version = document->FindMember("formatVersion");
@@ -306,11 +307,13 @@ std::optional<SnapshotInfo> ReadSnapshotInfo(const fs::path& host_root, Logger& 
 
 void RequireUsableSnapshotNetlink(const fs::path& host_root) {
   const fs::path file = host_root / kSnapshotNetlinkFile;
-  std::error_code error;
-  if (!fs::exists(file, error)) return;
+  auto root = SysfsDirectory::OpenRoot(host_root);
+  // A link counts as present even when what it points at does not: a
+  // netlink.json that exists but cannot be read is refused, not skipped.
+  if (!root.FileType(kSnapshotNetlinkFile, /*follow_link=*/false)) return;
   std::ostringstream reason;
   Logger quiet(reason);
-  if (!ReadJsonFile(file, quiet))
+  if (!ReadJsonFile(root, kSnapshotNetlinkFile, quiet))
     throw std::runtime_error("snapshot file " + file.string() +
                              " is unusable; refusing to discover without its routes: " + reason.str());
 }
@@ -318,11 +321,13 @@ void RequireUsableSnapshotNetlink(const fs::path& host_root) {
 NetlinkFacts ReadSnapshotNetlinkFacts(const fs::path& host_root, Logger& log) {
   HostPaths paths(host_root);
   NetlinkFacts facts;
-  fs::path class_dir = paths.sysfs / "class/net";
   std::map<std::string, std::string> master_by_name;
-  SysfsDirectory class_net(class_dir);
-  for (const auto& name : ListDirectory(class_dir)) {
-    SysfsDirectory dir(class_net, name);
+  auto root = SysfsDirectory::OpenRoot(paths.root);
+  // Netdev directories are opened from sys/: their class/net links climb
+  // to sys/devices/, which keeps the walk below the directory it starts in.
+  SysfsDirectory sysfs(root, "sys");
+  for (const auto& name : sysfs.List("class/net")) {
+    SysfsDirectory dir(sysfs, "class/net/" + name);
     std::string master;
     facts.links.push_back(ReadSysfsLink(dir, name, log, &master));
     if (!master.empty()) master_by_name[name] = master;
@@ -335,7 +340,7 @@ NetlinkFacts ReadSnapshotNetlinkFacts(const fs::path& host_root, Logger& log) {
   }
 
   fs::path netlink_file = paths.root / kSnapshotNetlinkFile;
-  auto document = ReadJsonFile(netlink_file, log);
+  auto document = ReadJsonFile(root, kSnapshotNetlinkFile, log);
   if (!document) {
     log.Warning("snapshot has no usable netlink.json; link kinds, addresses and routes are unknown",
                 {{"file", netlink_file.string()}});
@@ -390,19 +395,23 @@ constexpr const char* kDmiFiles[] = {"sys_vendor", "product_name", "product_vers
 
 // Copies pieces of one host root into a snapshot directory. Paths passed
 // around are relative to the roots and already free of symlinks, so writes
-// never create a real directory where the source had a link.
+// never create a real directory where the source had a link. The source is
+// read like discovery reads it: nothing outside its root is opened, and a
+// link leading out is clamped at the root as discovery sees it.
 class SnapshotWriter {
  public:
   SnapshotWriter(const fs::path& source_root, const fs::path& out_root, Logger& log)
-      : source_(HostPaths(source_root).root), out_(out_root), log_(log) {}
+      : source_(HostPaths(source_root).root), root_(SysfsDirectory::OpenRoot(source_)), out_(out_root), log_(log) {}
 
   // Recreates the symlink `relative` as a relative link inside the snapshot
   // and returns where it points (relative to the root), or nullopt.
   std::optional<fs::path> CopyLink(const fs::path& relative) {
-    auto resolved = ResolveLink(source_ / relative, source_);
+    auto resolved = root_.ResolveLink(relative.string());
     if (!resolved) return std::nullopt;
     fs::path target = resolved->lexically_relative(source_);
-    if (target.empty() || *target.begin() == "..") {
+    // A link to the root itself is no device; ResolveLink() never leaves the
+    // root, the ".." test only guards that promise.
+    if (target.empty() || target == "." || *target.begin() == "..") {
       ++skipped_;
       return std::nullopt;
     }
@@ -416,14 +425,12 @@ class SnapshotWriter {
     // Make the target exist so the link does not dangle, unless the target is
     // itself a link (class/net/eth0 as a "master"): that one is copied as a
     // link on its own, and a directory here would shadow it.
-    if (!fs::is_symlink(fs::symlink_status(source_ / target, error)) && fs::is_directory(source_ / target, error)) {
-      fs::create_directories(out_ / target, error);
-    }
+    if (root_.FileType(target.c_str(), /*follow_link=*/false) == S_IFDIR) fs::create_directories(out_ / target, error);
     return target;
   }
 
   void CopyFile(const fs::path& relative) {
-    auto content = ReadFileCapped(source_ / relative, kMaxSysfsAttributeBytes);
+    auto content = root_.ReadFile(relative.c_str(), kMaxSysfsAttributeBytes);
     if (!content) return;  // absent or unreadable (e.g. unset GID entries): not part of the node's facts
     std::error_code error;
     fs::create_directories(out_ / relative.parent_path(), error);
@@ -440,12 +447,13 @@ class SnapshotWriter {
     for (const char* name : names) CopyFile(dir / name);
   }
 
-  fs::path Source(const fs::path& relative) const { return source_ / relative; }
+  std::vector<std::string> List(const fs::path& relative) const { return root_.List(relative.string()); }
   int copied() const { return copied_; }
   int skipped() const { return skipped_; }
 
  private:
   fs::path source_;
+  SysfsDirectory root_;
   fs::path out_;
   Logger& log_;
   int copied_ = 0;
@@ -456,7 +464,7 @@ class SnapshotWriter {
 // link, then lets `copy_target` copy what the link points to.
 void CopyLinkedEntries(SnapshotWriter& writer, const fs::path& list_dir,
                        const std::function<void(const fs::path& target)>& copy_target) {
-  for (const auto& name : ListDirectory(writer.Source(list_dir))) {
+  for (const auto& name : writer.List(list_dir)) {
     if (auto target = writer.CopyLink(list_dir / name)) copy_target(*target);
   }
 }
@@ -466,7 +474,7 @@ void CapturePci(SnapshotWriter& writer) {
     writer.CopyFiles(target, kPciFiles);
     writer.CopyLink(target / "driver");
     writer.CopyLink(target / "physfn");
-    for (const auto& entry : ListDirectory(writer.Source(target))) {
+    for (const auto& entry : writer.List(target)) {
       if (entry.rfind("virtfn", 0) == 0) writer.CopyLink(target / entry);
     }
     // Bridges and switch ports above the function: plugins read their ids
@@ -490,7 +498,7 @@ void CaptureRdma(SnapshotWriter& writer) {
   CopyLinkedEntries(writer, "sys/class/infiniband", [&](const fs::path& target) {
     writer.CopyFiles(target, kRdmaFiles);
     writer.CopyLink(target / "device");
-    for (const auto& port : ListDirectory(writer.Source(target / "ports"))) {
+    for (const auto& port : writer.List(target / "ports")) {
       fs::path port_dir = target / "ports" / port;
       writer.CopyFiles(port_dir, kRdmaPortFiles);
       writer.CopyFile(port_dir / "gid_attrs/ndevs/0");
@@ -498,7 +506,7 @@ void CaptureRdma(SnapshotWriter& writer) {
     }
   });
   for (const char* char_class : {"sys/class/infiniband_verbs", "sys/class/infiniband_mad"}) {
-    for (const auto& name : ListDirectory(writer.Source(char_class))) {
+    for (const auto& name : writer.List(char_class)) {
       fs::path entry = fs::path(char_class) / name;
       if (auto target = writer.CopyLink(entry)) {
         writer.CopyFile(*target / "ibdev");
@@ -514,7 +522,7 @@ void CaptureRdma(SnapshotWriter& writer) {
 void CapturePlatform(SnapshotWriter& writer) {
   if (auto target = writer.CopyLink("sys/class/dmi/id")) writer.CopyFiles(*target, kDmiFiles);
   fs::path nodes = "sys/devices/system/node";
-  for (const auto& name : ListDirectory(writer.Source(nodes))) {
+  for (const auto& name : writer.List(nodes)) {
     if (name.rfind("node", 0) == 0) writer.CopyFile(nodes / name / "cpulist");
   }
 }
@@ -675,6 +683,7 @@ std::string MarkerJson(const CaptureOptions& options) {
 }  // namespace
 
 void CaptureSnapshot(const fs::path& out_dir, const CaptureOptions& options, Logger& log) {
+  RequireContainedReads(HostPaths(options.host_root));
   std::error_code error;
   if (fs::exists(out_dir, error) && !fs::is_empty(out_dir, error)) {
     throw std::runtime_error("snapshot directory is not empty: " + out_dir.string() +

@@ -1,12 +1,16 @@
 #include "inventory/sysfs_tree.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include <algorithm>
 #include <charconv>
+#include <stdexcept>
+#include <system_error>
 
 #include "inventory/naming.h"
 
@@ -32,12 +36,20 @@ fs::path NormalizeRoot(const fs::path& host_root) {
 HostPaths::HostPaths(const fs::path& host_root)
     : root(NormalizeRoot(host_root)), sysfs(root / "sys"), dev(root / "dev") {}
 
+void RequireContainedReads(const HostPaths& paths) {
+  if (paths.root != "/" && !ContainedOpenSupported()) {
+    throw std::runtime_error("host root " + paths.root.string() +
+                             " cannot be read safely: keeping reads inside it needs openat2 (Linux 5.6 or later)");
+  }
+}
+
 namespace {
 
+constexpr int kDirectoryFlags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+
 // One read of at most a page: sysfs returns a whole attribute in one read,
-// and anything longer than a page is cut anyway.
-std::optional<std::string> ReadPageAt(int dir_fd, const char* name) {
-  int fd = ::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+// and anything longer than a page is cut anyway. Closes `fd`.
+std::optional<std::string> ReadPage(int fd) {
   if (fd < 0) return std::nullopt;
   char buffer[kMaxSysfsAttributeBytes];
   ssize_t length;
@@ -54,76 +66,142 @@ std::optional<std::string> ReadPageAt(int dir_fd, const char* name) {
   return std::string(buffer, end);
 }
 
-}  // namespace
-
-SysfsDirectory::SysfsDirectory(const fs::path& path)
-    : path_(path), fd_(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)) {}
-
-SysfsDirectory::SysfsDirectory(const SysfsDirectory& base, const std::string& relative)
-    : path_(base.path_ / relative),
-      fd_(base.fd_ < 0 ? -1 : ::openat(base.fd_, relative.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)) {}
-
-SysfsDirectory::~SysfsDirectory() {
-  if (fd_ >= 0) ::close(fd_);
+// `target` (a link's text) joined to `link_dir` (a path under `root`) and
+// normalised, with ".." stopping at `root` and absolute targets starting
+// there: where the kernel's RESOLVE_IN_ROOT would look, as far as the
+// lexical path tells.
+fs::path JoinInRoot(const fs::path& root, const fs::path& link_dir, const fs::path& target) {
+  std::vector<fs::path> parts;
+  auto walk = [&parts](const fs::path& path) {
+    for (const auto& part : path.relative_path()) {
+      if (part.empty() || part == ".") continue;
+      if (part != "..") {
+        parts.push_back(part);
+      } else if (!parts.empty()) {
+        parts.pop_back();
+      }
+    }
+  };
+  if (target.is_relative()) walk(link_dir.lexically_relative(root));
+  walk(target);
+  fs::path out = root;
+  for (const auto& part : parts) out /= part;
+  return out;
 }
 
-SysfsDirectory::SysfsDirectory(SysfsDirectory&& other) noexcept : path_(std::move(other.path_)), fd_(other.fd_) {
+}  // namespace
+
+SysfsDirectory::SysfsDirectory(std::shared_ptr<const RootDirectory> root, fs::path path, int fd)
+    : root_(std::move(root)), path_(std::move(path)), fd_(fd) {}
+
+SysfsDirectory SysfsDirectory::OpenRoot(const fs::path& root) {
+  auto directory = std::make_shared<const RootDirectory>(root);
+  int fd = directory->fd();
+  return SysfsDirectory(std::move(directory), root, fd);
+}
+
+SysfsDirectory::SysfsDirectory(const SysfsDirectory& base, const std::string& relative)
+    : root_(base.root_), path_(base.path_ / relative), fd_(base.Open(relative.c_str(), kDirectoryFlags)) {}
+
+SysfsDirectory::~SysfsDirectory() {
+  // The root's own fd belongs to root_, which outlives this object.
+  if (fd_ >= 0 && fd_ != root_->fd()) ::close(fd_);
+}
+
+SysfsDirectory::SysfsDirectory(SysfsDirectory&& other) noexcept
+    : root_(std::move(other.root_)), path_(std::move(other.path_)), fd_(other.fd_) {
   other.fd_ = -1;
 }
 
-std::optional<std::string> SysfsDirectory::Read(const char* name) const {
-  if (fd_ < 0) return std::nullopt;
-  return ReadPageAt(fd_, name);
+int SysfsDirectory::Open(const char* name, int flags) const {
+  if (fd_ < 0) {
+    errno = EBADF;
+    return -1;
+  }
+  return root_->OpenAt(fd_, path_, name, flags);
 }
 
-std::optional<std::string> SysfsDirectory::LinkTargetName(const char* name) const {
-  if (fd_ < 0) return std::nullopt;
+std::optional<std::string> SysfsDirectory::Read(const char* name) const {
+  return ReadPage(Open(name, kReadOpenFlags));
+}
+
+std::optional<std::string> SysfsDirectory::ReadFile(const char* name, std::size_t max_bytes) const {
+  return ReadFdCapped(Open(name, kReadOpenFlags), max_bytes);
+}
+
+std::optional<std::string> SysfsDirectory::ReadLink(const std::string& name) const {
+  if (fd_ < 0 || name == "." || name == "..") return std::nullopt;
   char target[4096];
-  ssize_t length = ::readlinkat(fd_, name, target, sizeof(target) - 1);
+  ssize_t length;
+  if (!root_->contained() || name.find('/') == std::string::npos) {
+    // Nothing but the link itself is looked up.
+    length = ::readlinkat(fd_, name.c_str(), target, sizeof(target) - 1);
+  } else {
+    // The directories on the way may be links too: reach the link itself
+    // through the root's containment, then read it.
+    int link_fd = Open(name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (link_fd < 0) return std::nullopt;
+    length = ::readlinkat(link_fd, "", target, sizeof(target) - 1);
+    ::close(link_fd);
+  }
   if (length <= 0) return std::nullopt;
-  std::string_view text(target, static_cast<std::size_t>(length));
+  return std::string(target, static_cast<std::size_t>(length));
+}
+
+std::optional<std::string> SysfsDirectory::LinkTargetName(const std::string& name) const {
+  auto target = ReadLink(name);
+  if (!target) return std::nullopt;
+  std::string_view text(*target);
   while (!text.empty() && text.back() == '/') text.remove_suffix(1);
   auto slash = text.rfind('/');
   return std::string(slash == std::string_view::npos ? text : text.substr(slash + 1));
 }
 
-std::optional<std::string> ReadSysfsValue(const fs::path& path) {
-  return ReadPageAt(AT_FDCWD, path.c_str());
+std::optional<fs::path> SysfsDirectory::ResolveLink(const std::string& name) const {
+  auto target = ReadLink(name);
+  if (!target) return std::nullopt;
+  return JoinInRoot(root_->path(), (path_ / name).parent_path(), *target);
 }
 
-namespace {
-
-std::optional<fs::path> ResolveLinkAt(int dir_fd, const char* name, const fs::path& link, const fs::path& root) {
-  char target[4096];
-  ssize_t length = ::readlinkat(dir_fd, name, target, sizeof(target) - 1);
-  if (length <= 0) return std::nullopt;
-  fs::path target_path(std::string(target, static_cast<std::size_t>(length)));
-  if (target_path.is_absolute()) return (root / target_path.relative_path()).lexically_normal();
-  return (link.parent_path() / target_path).lexically_normal();
-}
-
-}  // namespace
-
-std::optional<fs::path> ResolveLink(const fs::path& link, const fs::path& root) {
-  return ResolveLinkAt(AT_FDCWD, link.c_str(), link, root);
-}
-
-std::optional<fs::path> SysfsDirectory::ResolveLink(const std::string& name, const fs::path& root) const {
-  if (fd_ < 0) return std::nullopt;
-  return ResolveLinkAt(fd_, name.c_str(), path_ / name, root);
-}
-
-std::vector<std::string> ListDirectory(const fs::path& dir, std::error_code* error_out) {
+std::vector<std::string> SysfsDirectory::List(const std::string& name, std::error_code* error_out) const {
   std::vector<std::string> names;
   std::error_code error;
-  fs::directory_iterator it(dir, error);
-  for (; !error && it != fs::directory_iterator(); it.increment(error)) {
-    names.push_back(it->path().filename().string());
+  // Listed through a contained open, never by path: a directory that is a
+  // link out of the root is not followed there.
+  int fd = Open(name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* dir = fd < 0 ? nullptr : ::fdopendir(fd);
+  if (!dir) {
+    error.assign(errno, std::generic_category());
+    if (fd >= 0) ::close(fd);
+  } else {
+    errno = 0;
+    while (const dirent* entry = ::readdir(dir)) {
+      std::string_view entry_name(entry->d_name);
+      if (entry_name != "." && entry_name != "..") names.emplace_back(entry_name);
+    }
+    if (errno != 0) {
+      error.assign(errno, std::generic_category());
+      names.clear();
+    }
+    ::closedir(dir);
   }
-  if (error) names.clear();
   if (error_out) *error_out = error;
   std::sort(names.begin(), names.end());
   return names;
+}
+
+std::optional<unsigned> SysfsDirectory::FileType(const char* name, bool follow_link) const {
+  int fd = Open(name, O_PATH | O_CLOEXEC | (follow_link ? 0 : O_NOFOLLOW));
+  if (fd < 0) return std::nullopt;
+  struct stat status {};
+  int result = ::fstat(fd, &status);
+  ::close(fd);
+  if (result != 0) return std::nullopt;
+  return status.st_mode & S_IFMT;
+}
+
+std::optional<std::string> ReadSysfsValue(const fs::path& path) {
+  return ReadPage(::open(path.c_str(), kReadOpenFlags));
 }
 
 std::string PciAddressInPath(const fs::path& path) {

@@ -3,14 +3,18 @@
 //
 // Everything here takes paths built from a configured root, never a literal
 // "/sys". Reads are capped at one page (sysfs attribute files never exceed a
-// page), symlinks are resolved one hop at a time without following chains, and
-// every failure is a value (nullopt / empty), never an exception.
+// page), symlinks are resolved one hop at a time without following chains,
+// nothing outside the host root is opened, and every failure is a value
+// (nullopt / empty), never an exception.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "base/files.h"
 
 namespace dranet::inventory {
 
@@ -25,12 +29,21 @@ struct HostPaths {
   std::filesystem::path dev;    // <root>/dev
 };
 
-// An open sysfs directory whose attribute files are read relative to it
+// Throws std::runtime_error when `paths.root` is not "/" and the kernel lacks
+// openat2 (Linux < 5.6): such a root is never read without containment.
+void RequireContainedReads(const HostPaths& paths);
+
+// An open directory of a host root whose files are read relative to it
 // (openat/readlinkat), so the kernel walks the long device path once per
-// directory instead of once per file. Move-only; closes its fd.
+// directory instead of once per file. Every path is resolved inside the host
+// root (RootDirectory, base/files.h): under a snapshot, ".." and absolute
+// symlink targets stop at the snapshot directory, as under chroot, so no link
+// leads a read, a listing or a resolved path out of it. Names passed in are
+// relative to the directory. Move-only; closes its fd.
 class SysfsDirectory {
  public:
-  explicit SysfsDirectory(const std::filesystem::path& path);
+  // The host root itself (HostPaths::root), from which the others are opened.
+  static SysfsDirectory OpenRoot(const std::filesystem::path& root);
   // `relative` opened from an already open directory: the kernel walks only
   // the relative part.
   SysfsDirectory(const SysfsDirectory& base, const std::string& relative);
@@ -41,34 +54,44 @@ class SysfsDirectory {
   SysfsDirectory& operator=(const SysfsDirectory&) = delete;
 
   bool ok() const { return fd_ >= 0; }
+  // The root joined with the relative paths this directory was opened by.
   const std::filesystem::path& path() const { return path_; }
 
   // Trimmed content of `name` (may contain '/'), capped at one page.
   std::optional<std::string> Read(const char* name) const;
+  // At most `max_bytes` of `name`, as stored.
+  std::optional<std::string> ReadFile(const char* name, std::size_t max_bytes) const;
   // Last component of the target of symlink `name` ("mlx5_core" for
   // "driver"); nullopt when `name` is not a symlink.
-  std::optional<std::string> LinkTargetName(const char* name) const;
-  // ResolveLink() (below) for the symlink `name` inside this directory.
-  std::optional<std::filesystem::path> ResolveLink(const std::string& name, const std::filesystem::path& root) const;
+  std::optional<std::string> LinkTargetName(const std::string& name) const;
+  // The target of the symlink `name`, made absolute and lexically normalised
+  // against the link's directory, with ".." stopping at the host root and
+  // absolute targets re-rooted under it: always a path inside the root.
+  // nullopt when `name` is not a symlink. Never follows further links, so
+  // loops are harmless here.
+  std::optional<std::filesystem::path> ResolveLink(const std::string& name) const;
+  // Entry names of the directory `name`, sorted; empty (with `error_out`
+  // set) on failure.
+  std::vector<std::string> List(const std::string& name = ".", std::error_code* error_out = nullptr) const;
+  // The file type (S_IFREG, S_IFDIR, ...) of `name`, of what it points to
+  // when it is a link and `follow_link`; nullopt when it does not exist or
+  // cannot be reached.
+  std::optional<unsigned> FileType(const char* name, bool follow_link = true) const;
 
  private:
+  SysfsDirectory(std::shared_ptr<const RootDirectory> root, std::filesystem::path path, int fd);
+  int Open(const char* name, int flags) const;
+  // The link text of `name`; nullopt when it is not a symlink.
+  std::optional<std::string> ReadLink(const std::string& name) const;
+
+  std::shared_ptr<const RootDirectory> root_;
   std::filesystem::path path_;
   int fd_ = -1;
 };
 
-// Trimmed content of a sysfs attribute file, capped at one page.
+// Trimmed content of a file at a path the caller trusts (no containment),
+// capped at one page.
 std::optional<std::string> ReadSysfsValue(const std::filesystem::path& path);
-
-// The target of the symlink `link`, made absolute and lexically normalised
-// against the link's directory. Absolute targets are re-rooted under `root`
-// (so a snapshot with absolute links still resolves inside itself). nullopt
-// when `link` is not a symlink. Never follows further links, so loops are
-// harmless here.
-std::optional<std::filesystem::path> ResolveLink(const std::filesystem::path& link,
-                                                 const std::filesystem::path& root);
-
-// Entry names of a directory, sorted; empty (with `error_out` set) on failure.
-std::vector<std::string> ListDirectory(const std::filesystem::path& dir, std::error_code* error_out = nullptr);
 
 // The nearest PCI address component walking up from the end of `path`
 // (".../0000:8a:00.0/net/eth0" -> "0000:8a:00.0"); empty when there is none.

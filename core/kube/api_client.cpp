@@ -138,6 +138,7 @@ struct ApiClient::Request {
   std::chrono::milliseconds timeout{0};  // 0: options_.request_timeout
   bool retry = true;             // false for watches: a replay would repeat delivered events
   bool not_found_is_ok = false;  // deletes: "already gone" is success
+  std::size_t max_body_bytes = kMaxResponseBytes;  // buffered bodies only
 };
 
 // Idle curl handles, kept so that connections (and TLS sessions) are reused between calls.
@@ -223,8 +224,9 @@ ApiClient::Response ApiClient::PerformOnce(const Request& request, std::stop_tok
     Response* response;
     const std::function<bool(std::string_view)>* on_data;
     std::stop_token stop;
+    std::size_t max_body_bytes;
     bool too_large = false;
-  } state{&response, &request.on_data, stop};
+  } state{&response, &request.on_data, stop, request.max_body_bytes};
 
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.verb.c_str());
@@ -277,9 +279,9 @@ ApiClient::Response ApiClient::PerformOnce(const Request& request, std::stop_tok
                      if (*s->on_data && s->response->status == 200) {
                        if (!(*s->on_data)(chunk)) return 0;  // abort: CURLE_WRITE_ERROR
                      } else {
-                       // Never buffer more than kMaxResponseBytes, whatever
+                       // Never buffer more than the limit, whatever
                        // Content-Length says.
-                       if (s->response->body.size() + chunk.size() > kMaxResponseBytes) {
+                       if (s->response->body.size() + chunk.size() > s->max_body_bytes) {
                          s->too_large = true;
                          return 0;  // abort: CURLE_WRITE_ERROR
                        }
@@ -319,7 +321,7 @@ ApiClient::Response ApiClient::PerformOnce(const Request& request, std::stop_tok
   handles_->Give(std::move(handle));
   if (state.too_large) {
     throw ApiError(http_status, "", request.verb + " " + request.path + ": response larger than " +
-                                        std::to_string(kMaxResponseBytes / (1024 * 1024)) + " MiB");
+                                        std::to_string(request.max_body_bytes / (1024 * 1024)) + " MiB");
   }
   if (code != CURLE_OK) {
     bool aborted_by_consumer = code == CURLE_WRITE_ERROR && request.on_data;
@@ -349,6 +351,8 @@ ApiClient::Response ApiClient::Call(const Request& request, std::stop_token stop
     Response response;
     try {
       response = PerformOnce(request, stop);
+      if (response.status == 0 && stop.stop_requested())  // counted as a failure just below
+        throw ApiError(0, "Cancelled", request.verb + " " + request.path + ": cancelled");
     } catch (const ApiError& error) {
       if (!request.retry || attempt >= options_.max_attempts || stop.stop_requested()) {
         failures_.fetch_add(1);
@@ -399,8 +403,10 @@ rapidjson::Document ApiClient::CallForJson(const Request& request, std::stop_tok
   return json;
 }
 
-rapidjson::Document ApiClient::Get(std::string_view path, std::stop_token stop) {
-  return CallForJson({"GET", std::string(path), {}, {}, {}, {}}, stop);
+rapidjson::Document ApiClient::Get(std::string_view path, std::stop_token stop, std::size_t max_bytes) {
+  Request request{"GET", std::string(path), {}, {}, {}, {}};
+  request.max_body_bytes = max_bytes;
+  return CallForJson(request, stop);
 }
 
 rapidjson::Document ApiClient::List(std::string_view path, const ListOptions& options,
@@ -496,9 +502,9 @@ std::string ApiClient::Watch(std::string_view path, const ListOptions& options,
       // newlines cost quadratic time), and one event line is bounded.
       std::size_t search_from = pending.size();
       pending.append(chunk);
-      if (pending.size() > kMaxWatchLineBytes && pending.find('\n', search_from) == std::string::npos)
+      if (pending.size() > options.max_line_bytes && pending.find('\n', search_from) == std::string::npos)
         throw ApiError(200, "", "watch " + std::string(path) + ": an event line is longer than " +
-                                    std::to_string(kMaxWatchLineBytes / (1024 * 1024)) + " MiB");
+                                    std::to_string(options.max_line_bytes / (1024 * 1024)) + " MiB");
       std::size_t start = 0;
       for (std::size_t newline; (newline = pending.find('\n', std::max(start, search_from))) != std::string::npos;
            start = newline + 1, search_from = start) {

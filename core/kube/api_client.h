@@ -43,6 +43,11 @@ namespace dranet::kube {
 // us buffer gigabytes), and the longest watch event line.
 inline constexpr std::size_t kMaxResponseBytes = 64u * 1024 * 1024;
 inline constexpr std::size_t kMaxWatchLineBytes = 16u * 1024 * 1024;
+// The most one object may take (a GET answer, a watch event line) where the
+// caller knows what it reads: the API server refuses request bodies over
+// 3 MiB and etcd objects over 1.5 MiB, so nothing genuine comes near 4 MiB,
+// and an oversized object is refused before it is parsed.
+inline constexpr std::size_t kMaxObjectBytes = 4u * 1024 * 1024;
 
 // "<prefix>/namespaces/<ns>/<resource>[/<name>]" for names the API server
 // accepts (namespace: DNS-1123 label, name: DNS-1123 subdomain). Anything
@@ -86,6 +91,7 @@ struct ListOptions {
   std::string resource_version;
   int timeout_seconds = 300;  // watch only: the server ends the stream after this
   bool allow_bookmarks = true;  // watch only
+  std::size_t max_line_bytes = kMaxWatchLineBytes;  // watch only: the longest event line
 };
 
 struct WatchEvent {
@@ -109,8 +115,10 @@ class ApiClient {
   ApiClient(const ApiClient&) = delete;
   ApiClient& operator=(const ApiClient&) = delete;
 
-  // `path` is the URL path below the server, e.g. "/api/v1/nodes/n1".
-  rapidjson::Document Get(std::string_view path, std::stop_token stop = {});
+  // `path` is the URL path below the server, e.g. "/api/v1/nodes/n1". An
+  // answer longer than `max_bytes` fails without being parsed.
+  rapidjson::Document Get(std::string_view path, std::stop_token stop = {},
+                          std::size_t max_bytes = kMaxResponseBytes);
   rapidjson::Document List(std::string_view path, const ListOptions& options,
                            std::stop_token stop = {});
   rapidjson::Document Create(std::string_view collection_path, std::string_view json_body,

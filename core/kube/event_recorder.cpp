@@ -15,6 +15,14 @@ namespace {
 // Event messages are capped by the API server; keep ours well inside.
 constexpr std::size_t kMaxMessageBytes = 1024;
 
+// An Event lives in its object's namespace. A cluster-scoped object (a Node) has none, and
+// Kubernetes records its Events in "default", as client-go's recorder does; the involved
+// object keeps its empty namespace.
+const std::string& EventNamespace(const InvolvedObject& object) {
+  static const std::string kDefaultNamespace = "default";
+  return object.namespace_name.empty() ? kDefaultNamespace : object.namespace_name;
+}
+
 }  // namespace
 
 std::string EventJson(const InvolvedObject& object, EventType type, const std::string& reason,
@@ -33,7 +41,7 @@ std::string EventJson(const InvolvedObject& object, EventType type, const std::s
   writer.Key("metadata");
   writer.StartObject();
   field("name", object.name + "." + unique_suffix);
-  field("namespace", object.namespace_name);
+  field("namespace", EventNamespace(object));
   writer.EndObject();
   writer.Key("involvedObject");
   writer.StartObject();
@@ -72,7 +80,7 @@ bool EventRecorder::Record(const InvolvedObject& object, EventType type, const s
     std::snprintf(suffix, sizeof suffix, "%llx",
                   static_cast<unsigned long long>(
                       std::chrono::system_clock::now().time_since_epoch().count()));
-    client_.Create(NamespacedPath("/api/v1", object.namespace_name, "events"),
+    client_.Create(NamespacedPath("/api/v1", EventNamespace(object), "events"),
                    EventJson(object, type, reason, message, component_, host_, NowRfc3339(), suffix),
                    stop);
     return true;

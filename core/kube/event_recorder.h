@@ -18,8 +18,8 @@ namespace dranet::kube {
 // The object an Event is about (core/v1 ObjectReference).
 struct InvolvedObject {
   std::string api_version;  // "resource.k8s.io/v1", "v1"
-  std::string kind;         // "ResourceClaim", "Pod"
-  std::string namespace_name;
+  std::string kind;         // "ResourceClaim", "Pod", "Node"
+  std::string namespace_name;  // empty for a cluster-scoped object: its Events go to "default"
   std::string name;
   std::string uid;
 };

@@ -111,7 +111,8 @@ ResourceClaim ResourceClaimReader::Get(const std::string& namespace_name, const 
   }
   rapidjson::Document object;
   try {
-    object = client_.Get(NamespacedPath("/apis/resource.k8s.io/v1", namespace_name, "resourceclaims", name), stop);
+    object = client_.Get(NamespacedPath("/apis/resource.k8s.io/v1", namespace_name, "resourceclaims", name), stop,
+                         kMaxObjectBytes);
   } catch (const ApiError& error) {
     if (error.IsNotFound())
       throw ClaimError("ResourceClaim " + key + " (uid " + uid +
@@ -154,6 +155,7 @@ bool ResourceClaimReader::synced() const {
 void ResourceClaimReader::WatchLoop(std::stop_token stop) {
   ListWatchOptions options;
   options.list.timeout_seconds = options_.watch_timeout_seconds;
+  options.list.max_line_bytes = kMaxObjectBytes;  // one claim per event line
   ListWatchHandlers handlers;
   handlers.on_list = [this](const rapidjson::Document& list, bool) {
     std::map<std::string, ResourceClaim> fresh;

@@ -170,17 +170,9 @@ std::vector<ResourceSlice> BuildSlices(const SliceParams& params,
 
   const std::string& pool = params.pool_name.empty() ? params.node_name : params.pool_name;
   std::vector<std::vector<SliceDevice>> chunks;
-  bool chunk_uses_taints_or_counters = false;
   for (const auto* device : valid) {
-    SliceDevice entry{device->name, device->attributes, false};
-    bool would_use = chunk_uses_taints_or_counters || entry.uses_taints_or_counters;
-    std::size_t limit = would_use ? kMaxDevicesPerSliceWithTaintsOrCounters : kMaxDevicesPerSlice;
-    if (chunks.empty() || chunks.back().size() + 1 > limit) {
-      chunks.emplace_back();
-      would_use = entry.uses_taints_or_counters;
-    }
-    chunk_uses_taints_or_counters = would_use;
-    chunks.back().push_back(std::move(entry));
+    if (chunks.empty() || chunks.back().size() == kMaxDevicesPerSlice) chunks.emplace_back();
+    chunks.back().push_back({device->name, device->attributes});
   }
 
   std::vector<ResourceSlice> slices;

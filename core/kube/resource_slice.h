@@ -3,7 +3,7 @@
 //
 // BuildSlices() turns the node's inventory into the slices of one pool (pool = node name,
 // driver "dra.net"): devices are validated against the API server's limits, sorted by name
-// and cut into slices of at most 128 devices (64 when a device uses taints or counters).
+// and cut into slices of at most 128 devices.
 // SliceToJson() renders one slice exactly as the API takes it; ParseSlice() reads one back
 // from the API server so that the publisher can compare semantically.
 //
@@ -39,8 +39,10 @@ inline constexpr std::string_view kDefaultDriverName = "dra.net";
 inline constexpr std::string_view kResourceApiVersion = "resource.k8s.io/v1";
 
 // API server validation limits (kubernetes/kubernetes pkg/apis/resource/validation).
+// The API lowers this to 64 when a device has taints or consumes counters; the slices we write
+// carry neither (WriteSlice writes a device's name and attributes only, and ParseSlice marks
+// either as foreign content), so 128 is the only limit that can apply to them.
 inline constexpr std::size_t kMaxDevicesPerSlice = 128;
-inline constexpr std::size_t kMaxDevicesPerSliceWithTaintsOrCounters = 64;
 inline constexpr std::size_t kMaxAttributesPerDevice = 32;  // attributes + capacities
 inline constexpr std::size_t kMaxAttributeValueBytes = 64;  // string and version values
 inline constexpr std::size_t kMaxDeviceNameLength = 63;     // DNS-1123 label
@@ -66,9 +68,6 @@ struct SliceParams {
 struct SliceDevice {
   std::string name;
   inventory::Attributes attributes;
-  // Taints or consumesCounters make the API server cap the slice at 64 devices. We publish
-  // neither yet; the field keeps the rule in one place for when we do.
-  bool uses_taints_or_counters = false;
   friend bool operator==(const SliceDevice&, const SliceDevice&) = default;
 };
 

@@ -94,6 +94,19 @@ std::vector<std::string> UnsupportedForNetdev(const NetworkConfig& c) {
   return out;
 }
 
+// A claim MTU the netdev's driver would refuse at pod start is refused now,
+// when kubelet can still report it on the claim.
+void CheckMtuInDriverRange(uint32_t mtu, const inventory::NetlinkFacts& facts, const std::string& if_name,
+                           const std::string& where) {
+  for (const auto& link : facts.links) {
+    if (link.name != if_name) continue;
+    if ((link.min_mtu > 0 && mtu < link.min_mtu) || (link.max_mtu > 0 && mtu > link.max_mtu))
+      throw PrepareError(where + ": config sets mtu " + std::to_string(mtu) + " but netdev " + if_name +
+                         " accepts " + std::to_string(link.min_mtu) + " to " + std::to_string(link.max_mtu));
+    return;
+  }
+}
+
 std::string Join(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
@@ -184,7 +197,10 @@ inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
       } catch (const std::exception& e) {
         throw PrepareError(where + ": cannot read the host state of netdev " + device.if_name + ": " + e.what());
       }
-      if (config && config->interface.mtu) netdev.mtu = static_cast<uint32_t>(*config->interface.mtu);
+      if (config && config->interface.mtu) {
+        netdev.mtu = static_cast<uint32_t>(*config->interface.mtu);
+        CheckMtuInDriverRange(*netdev.mtu, *host_network, device.if_name, where);
+      }
       if (config && !config->interface.addresses.empty()) {
         netdev.addresses = config->interface.addresses;
       } else {

@@ -9,7 +9,7 @@
 #include "base/k8s_names.h"
 #include "inject/cdi_spec.h"
 #include "kube/api_client.h"
-#include "state/fault_points.h"
+#include "base/fault_points.h"
 
 namespace dranet::kubelet {
 namespace {
@@ -46,16 +46,20 @@ PrepareAnswer DraService::AnswerFor(const inject::ClaimPlan& plan) {
   return answer;
 }
 
-DraService::Outcome DraService::PrepareOne(const ClaimRequest& request) {
+DraService::Outcome DraService::PrepareOne(const ClaimRequest& request, std::stop_token deadline_passed) {
   Outcome out;
   try {
+    if (deadline_passed.stop_requested())
+      throw PrepareError("claim " + Describe(request) + ": not started before the prepare deadline (" +
+                         std::to_string(options_.prepare_timeout.count() / 1000) +
+                         " s at most) because other claims held every worker; kubelet retries it");
     if (request.uid.empty() || request.name.empty())
       throw PrepareError("claim \"" + Describe(request) + "\": kubelet sent no name or UID");
     // Names go into API paths: only what the API server itself allows.
     if (!IsDnsLabel(request.namespace_name) || !IsDnsSubdomain(request.name))
       throw PrepareError("claim \"" + Describe(request) +
                          "\": not a valid namespace (DNS-1123 label) and name (DNS-1123 subdomain)");
-    kube::ResourceClaim claim = deps_.claims(request.namespace_name, request.name, request.uid, {});
+    kube::ResourceClaim claim = deps_.claims(request.namespace_name, request.name, request.uid, deadline_passed);
     DRANET_FAULT_POINT("prepare-after-claim-read");
     if (auto stored = deps_.prepared->Get(request.uid)) {
       // Prepared before (kubelet retry, another pod of a shared claim, or a
@@ -82,7 +86,8 @@ DraService::Outcome DraService::PrepareOne(const ClaimRequest& request) {
   } catch (const kube::ClaimError& e) {
     out.answer.error = e.what();
   } catch (const kube::ApiError& e) {
-    out.answer.error = "claim " + Describe(request) + ": cannot read it from the API server: " + e.what();
+    out.answer.error = "claim " + Describe(request) + ": cannot read it from the API server" +
+                       (deadline_passed.stop_requested() ? " before the prepare deadline: " : ": ") + e.what();
   } catch (const std::exception& e) {
     out.answer.error = e.what();
   }
@@ -94,8 +99,10 @@ DraService::Outcome DraService::PrepareOne(const ClaimRequest& request) {
   return out;
 }
 
-std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<ClaimRequest>& claims) {
+std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<ClaimRequest>& claims,
+                                                        std::chrono::steady_clock::time_point caller_deadline) {
   const auto start = std::chrono::steady_clock::now();
+  const auto deadline = std::min(caller_deadline, start + options_.prepare_timeout);
   struct Owned {
     ClaimRequest request;
     std::promise<PrepareAnswer> promise;
@@ -120,16 +127,16 @@ std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<Claim
     }
   }
 
-  std::vector<std::function<void()>> tasks;
+  std::vector<WorkerPool::Task> tasks;
   for (auto& job : owned)
-    tasks.push_back([this, j = job.get()] {
+    tasks.push_back([this, j = job.get()](std::stop_token deadline_passed) {
       auto started = std::chrono::steady_clock::now();
-      j->outcome = PrepareOne(j->request);
+      j->outcome = PrepareOne(j->request, deadline_passed);
       if (deps_.observer)
         deps_.observer("prepare", j->outcome.answer.error.empty(),
                        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     });
-  if (!tasks.empty()) pool_.RunAll(std::move(tasks));
+  pool_.RunBatch(std::move(tasks), deadline);
 
   std::vector<inject::ClaimPlan> to_store;
   for (auto& job : owned)
@@ -173,7 +180,15 @@ std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<Claim
     }
     answers[job->request.uid] = o.answer;
   }
-  for (auto& [uid, future] : joined) answers[uid] = future.get();
+  // A claim another call is preparing: its answer, unless that call is
+  // still busy at our deadline (it is bounded by its own).
+  for (auto& [uid, future] : joined) {
+    if (future.wait_until(deadline) == std::future_status::ready) {
+      answers[uid] = future.get();
+    } else {
+      answers[uid] = {{}, "claim uid " + uid + ": still being prepared by an earlier call; kubelet retries it"};
+    }
+  }
   return answers;
 }
 

@@ -76,7 +76,11 @@ using ClaimEventSink = std::function<void(const ClaimRequest& claim, const std::
 
 struct DraServiceOptions {
   PlanBuilderOptions plan;   // driver name, pool (node) name, dev root, RDMA mode
-  unsigned prepare_workers = 8;  // claims of one call prepared in parallel
+  unsigned prepare_workers = 8;  // claims prepared in parallel, shared fairly by concurrent calls
+  // Every claim of one prepare call is answered within this (kubelet gives up
+  // after 45 s): a claim still waiting for the API server then fails with an
+  // error that says so, and kubelet retries it later.
+  std::chrono::milliseconds prepare_timeout{30'000};
   // CDI strategy: when set, each prepared claim gets a CDI spec file here and
   // kubelet gets its CDI device ids, so runtimes with CDI inject fail-closed.
   std::string cdi_dir;
@@ -101,8 +105,11 @@ class DraService {
   // required dependency is missing.
   DraService(DraServiceOptions options, DraServiceDeps deps, Logger& log);
 
-  // Answers every claim of `claims` (keyed by UID).
-  std::map<std::string, PrepareAnswer> Prepare(const std::vector<ClaimRequest>& claims);
+  // Answers every claim of `claims` (keyed by UID) by the caller's deadline
+  // or options().prepare_timeout from now, whichever comes first.
+  std::map<std::string, PrepareAnswer> Prepare(
+      const std::vector<ClaimRequest>& claims,
+      std::chrono::steady_clock::time_point caller_deadline = std::chrono::steady_clock::time_point::max());
   // Error per claim UID (empty: unprepared). Unknown claims succeed. Netdevs
   // still inside a pod are returned to the host first; a failure there is
   // logged and reported (Event NetworkRestoreFailed) but does not keep the
@@ -120,7 +127,7 @@ class DraService {
     std::optional<inject::ClaimPlan> to_store;  // set when the checkpoint must change
     std::string result;                          // for the log: prepared, refreshed, unchanged, failed
   };
-  Outcome PrepareOne(const ClaimRequest& claim);
+  Outcome PrepareOne(const ClaimRequest& claim, std::stop_token deadline_passed);
   void ReturnNetdevs(const std::vector<ClaimRequest>& claims);
 
   DraServiceOptions options_;

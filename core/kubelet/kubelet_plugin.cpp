@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <chrono>
 #include <stdexcept>
 
 #include <grpcpp/grpcpp.h>
@@ -22,6 +23,16 @@ namespace v1 = k8s::io::kubelet::pkg::apis::dra::v1;
 namespace v1beta1 = k8s::io::kubelet::pkg::apis::dra::v1beta1;
 namespace reg = pluginregistration;
 
+// When our answer must be ready: a margin before the caller's gRPC deadline
+// (kubelet's is 45 s), so that the answer still reaches it. No deadline: max.
+std::chrono::steady_clock::time_point AnswerBy(std::chrono::system_clock::time_point caller_deadline) {
+  constexpr auto kMargin = std::chrono::seconds(2);
+  const auto left = caller_deadline - std::chrono::system_clock::now();
+  if (left > std::chrono::hours(24)) return std::chrono::steady_clock::time_point::max();
+  return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(left) -
+         kMargin;
+}
+
 // Both DRA versions have the same messages (v1 adds Device.share_id, which
 // we do not set), so one template serves both.
 template <typename Service, typename PrepareReq, typename PrepareResp, typename UnprepareReq,
@@ -30,9 +41,9 @@ class DraGrpcService final : public Service {
  public:
   DraGrpcService(DraService& service, std::string version) : service_(service), version_(std::move(version)) {}
 
-  grpc::Status NodePrepareResources(grpc::ServerContext*, const PrepareReq* request,
+  grpc::Status NodePrepareResources(grpc::ServerContext* context, const PrepareReq* request,
                                     PrepareResp* response) override {
-    auto answers = service_.Prepare(Claims(*request));
+    auto answers = service_.Prepare(Claims(*request), AnswerBy(context->deadline()));
     for (const auto& [uid, answer] : answers) {
       auto& entry = (*response->mutable_claims())[uid];
       entry.set_error(ToValidUtf8(answer.error));
@@ -285,9 +296,11 @@ void KubeletPlugin::Start() {
     deps.inject = [host = plugin_host_](const plugins::ClaimRef& ref, const std::vector<inventory::Device>& devices) {
       return host->Inject(ref, devices);
     };
-  deps.host_network = host_network_ ? host_network_ : [root = options_.host_root, &log = log_] {
+  deps.host_network = host_network_ ? host_network_ : [root = options_.host_root,
+                                                        source = options_.host_network_source, &log = log_] {
     inventory::DiscoveryOptions discovery;
     discovery.host_root = root;
+    discovery.netlink_source = source;
     return inventory::ReadNetlinkFacts(discovery, log);
   };
   deps.events = events_;

@@ -34,6 +34,7 @@
 
 #include "base/log.h"
 #include "inject/pod_netns_applier.h"
+#include "inventory/inventory.h"
 #include "kubelet/dra_service.h"
 #include "plugins/plugin_host.h"
 #include "state/prepared_claims.h"
@@ -51,6 +52,8 @@ struct KubeletPluginOptions {
   std::filesystem::path host_root = "/";
   bool rdma_exclusive = false;  // RDMA netns mode "exclusive"
   bool copy_host_routes = true;  // pods get their netdevs' host routes, rules, neighbours
+  // Where the default host reader records a netdev's host state from.
+  inventory::DiscoveryOptions::NetlinkSource host_network_source = inventory::DiscoveryOptions::NetlinkSource::kAuto;
   unsigned prepare_workers = 8;
   std::string cdi_dir;  // CDI strategy when set (--cdi): spec files written at prepare
   std::chrono::milliseconds socket_check_interval{1000};

@@ -2,9 +2,17 @@
 
 #include <pthread.h>
 
-#include <memory>
+#include <algorithm>
 
 namespace dranet::kubelet {
+
+struct WorkerPool::Batch {
+  std::vector<Task> tasks;
+  std::size_t next = 0;        // first task no one has started
+  std::size_t unfinished = 0;  // started or not, not yet returned
+  std::stop_source stop;
+  std::condition_variable done_cv;
+};
 
 WorkerPool::WorkerPool(unsigned threads, const std::string& name) {
   if (threads == 0) threads = 1;
@@ -19,58 +27,56 @@ WorkerPool::~WorkerPool() {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  work_cv_.notify_all();
   for (auto& t : threads_) t.join();
 }
 
-void WorkerPool::Submit(std::function<void()> task) {
-  {
-    std::lock_guard lock(mu_);
-    queue_.push_back(std::move(task));
+void WorkerPool::RunTask(Batch& batch, std::size_t index, std::unique_lock<std::mutex>& lock) {
+  lock.unlock();
+  try {
+    batch.tasks[index](batch.stop.get_token());
+  } catch (...) {
   }
-  cv_.notify_one();
+  lock.lock();
+  if (--batch.unfinished == 0) batch.done_cv.notify_all();
 }
 
-void WorkerPool::RunAll(std::vector<std::function<void()>> tasks) {
-  if (tasks.size() == 1) {  // no hand-off for the common single-claim call
-    tasks.front()();
-    return;
-  }
-  struct Countdown {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::size_t left;
-  };
-  auto countdown = std::make_shared<Countdown>();
-  countdown->left = tasks.size();
-  for (auto& task : tasks) {
-    Submit([countdown, task = std::move(task)] {
-      try {
-        task();
-      } catch (...) {
-      }
-      std::lock_guard lock(countdown->mu);
-      if (--countdown->left == 0) countdown->cv.notify_all();
-    });
-  }
-  std::unique_lock lock(countdown->mu);
-  countdown->cv.wait(lock, [&] { return countdown->left == 0; });
+void WorkerPool::RunBatch(std::vector<Task> tasks, std::chrono::steady_clock::time_point deadline) {
+  if (tasks.empty()) return;
+  auto batch = std::make_shared<Batch>();
+  batch->tasks = std::move(tasks);
+  batch->unfinished = batch->tasks.size();
+  std::unique_lock lock(mu_);
+  waiting_.push_back(batch);
+  if (batch->tasks.size() == 1) work_cv_.notify_one();
+  else work_cv_.notify_all();
+  if (batch->done_cv.wait_until(lock, deadline, [&] { return batch->unfinished == 0; })) return;
+
+  // Past the deadline: running tasks are told to give up, and what no
+  // thread has taken is run here, already stopped, so it answers at once.
+  batch->stop.request_stop();
+  waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), batch), waiting_.end());
+  while (batch->next < batch->tasks.size()) RunTask(*batch, batch->next++, lock);
+  batch->done_cv.wait(lock, [&] { return batch->unfinished == 0; });
+}
+
+std::size_t WorkerPool::WaitingBatches() {
+  std::lock_guard lock(mu_);
+  return waiting_.size();
 }
 
 void WorkerPool::Loop() {
+  std::unique_lock lock(mu_);
   for (;;) {
-    std::function<void()> task;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      task = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    try {
-      task();
-    } catch (...) {
-    }
+    work_cv_.wait(lock, [this] { return stopping_ || !waiting_.empty(); });
+    if (waiting_.empty()) return;
+    // One task from the batch whose turn it is; the batch goes to the back
+    // of the line while it has more.
+    std::shared_ptr<Batch> batch = std::move(waiting_.front());
+    waiting_.pop_front();
+    const std::size_t index = batch->next++;
+    if (batch->next < batch->tasks.size()) waiting_.push_back(batch);
+    RunTask(*batch, index, lock);
   }
 }
 

@@ -1,10 +1,24 @@
 #pragma once
-// core/kubelet/worker_pool.h — a fixed set of named threads running queued
-// tasks: the bound on how many claims are prepared at once.
+// core/kubelet/worker_pool.h — a fixed set of named threads running batches
+// of tasks: the bound on how many claims are prepared at once.
+//
+// Fair: each RunBatch call is one batch, and the threads take one task from
+// each waiting batch in turn. A kubelet call with thousands of claims then
+// delays a one-claim call by at most one task per thread, instead of queueing
+// it behind all of them.
+//
+// Bounded in time: a batch has a deadline. When it passes, the batch's stop
+// token is requested (running tasks see it and give up), and the tasks no
+// thread has started yet are run by the caller with the stopped token, so
+// RunBatch returns soon after its deadline even when every thread is held by
+// other batches.
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,24 +27,33 @@ namespace dranet::kubelet {
 
 class WorkerPool {
  public:
+  // Gets the batch's stop token: requested once the deadline has passed.
+  using Task = std::function<void(std::stop_token)>;
+
   // Starts `threads` (at least 1) threads named `name` (≤15 bytes shown).
   WorkerPool(unsigned threads, const std::string& name);
-  // Finishes queued tasks, then joins.
+  // Finishes queued batches, then joins.
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  // Queues `task`; tasks must not throw (exceptions are swallowed).
-  void Submit(std::function<void()> task);
-  // Runs every task and returns when all have finished.
-  void RunAll(std::vector<std::function<void()>> tasks);
+  // Runs every task and returns when all have finished. Tasks must not throw
+  // (exceptions are swallowed) and should return promptly once their token is
+  // stopped.
+  void RunBatch(std::vector<Task> tasks, std::chrono::steady_clock::time_point deadline);
+
+  // Batches with tasks no thread has started yet.
+  std::size_t WaitingBatches();
 
  private:
+  struct Batch;
   void Loop();
+  // Runs task `index` of `batch` outside the lock; `lock` is held on entry and exit.
+  void RunTask(Batch& batch, std::size_t index, std::unique_lock<std::mutex>& lock);
 
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
+  std::condition_variable work_cv_;
+  std::deque<std::shared_ptr<Batch>> waiting_;  // batches with unstarted tasks, in turn order
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -6,7 +6,7 @@
 
 #include "inject/container_edits.h"
 #include "nri/adjustment.h"
-#include "state/fault_points.h"
+#include "base/fault_points.h"
 
 namespace dranet::nri {
 namespace {

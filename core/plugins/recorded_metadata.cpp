@@ -39,8 +39,10 @@ HttpResult ReplayRecordedMetadata(const std::filesystem::path& snapshot_root, co
   if (auto q = path.find('?'); q != std::string::npos) path.resize(q);
   if (path.find("..") != std::string::npos) return {400, "bad path"};
   if (path.empty() || path.back() == '/') path += "index";
-  auto file = snapshot_root / "metadata" / cloud / path.substr(1);
-  auto body = ReadFileCapped(file, 1 << 20);
+  // Opened inside the snapshot: a recording that is a link cannot serve a
+  // file from outside it.
+  std::string file = "metadata/" + cloud + path;
+  auto body = ReadFdCapped(RootDirectory(snapshot_root).Open(file.c_str(), kReadOpenFlags), 1 << 20);
   if (!body) return {404, "not recorded: " + path};
   return {200, std::move(*body)};
 }

@@ -15,7 +15,7 @@
 #include "base/json.h"
 #include "base/files.h"
 #include "state/crc32.h"
-#include "state/fault_points.h"
+#include "base/fault_points.h"
 #include "state/plan_json.h"
 
 namespace dranet::state {
@@ -36,22 +36,6 @@ std::string Compact(const rapidjson::Value& value) {
   value.Accept(writer);
   return {buffer.GetString(), buffer.GetSize()};
 }
-
-#ifdef DRANET_FAULT_POINTS
-// Leaves `bytes` of `content` in the temp file WriteFileAtomic would use, as
-// a crash in the middle of a write would.
-void WriteTemp(const std::filesystem::path& path, const std::string& content, std::size_t bytes) {
-  auto tmp = path;
-  tmp += ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  if (::write(fd, content.data(), bytes) < 0) {
-    // The process is about to be killed; nothing to report.
-  }
-  ::fsync(fd);
-  ::close(fd);
-}
-#endif
 
 }  // namespace
 
@@ -186,17 +170,12 @@ void CheckpointStore::Write(const std::map<std::string, inject::ClaimPlan>& clai
   plans.reserve(claims.size());
   for (const auto& [uid, plan] : claims) plans.push_back(plan);
   const std::string content = CheckpointJson(plans, boot_id_);
-#ifdef DRANET_FAULT_POINTS
-  if (DRANET_FAULT_ARMED("state-write-torn")) {
-    WriteTemp(path_, content, content.size() / 2);
-    DRANET_FAULT_POINT("state-write-torn");
-  }
-  if (DRANET_FAULT_ARMED("state-before-rename")) {
-    WriteTemp(path_, content, content.size());
-    DRANET_FAULT_POINT("state-before-rename");
-  }
-#endif
-  WriteFileAtomic(path_, content);
+  // The kill -9 points sit inside the real write, so a write that was not
+  // atomic would leave a torn checkpoint behind for the fault tests to find.
+  WriteFileAtomic(path_, content, [](AtomicWriteStep step) {
+    if (step == AtomicWriteStep::kHalfWritten) DRANET_FAULT_POINT("state-write-torn");
+    if (step == AtomicWriteStep::kBeforeRename) DRANET_FAULT_POINT("state-before-rename");
+  });
   DRANET_FAULT_POINT("state-after-rename");
   ++writes_;
 }

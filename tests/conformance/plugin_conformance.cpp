@@ -1,4 +1,4 @@
-// plugin_conformance --plugin FILE.so
+// plugin_conformance --plugin FILE.so [--expect-failure TEST --expect-message TEXT]
 //
 // The checks every dranet plugin must pass, whoever wrote it:
 //   1. it loads strictly and negotiates ABI 1 (name matches the file);
@@ -13,6 +13,14 @@
 //      netdev — also when the request is a subset of what it annotated.
 // Metadata HTTP is answered by a stub that refuses, so no check reaches a
 // real metadata service.
+//
+// With --expect-failure the run proves that a check can fail: it passes
+// (exit 0) only when TEST is the one check that failed and one of its
+// failure messages contains TEXT. Anything else is a wrong verdict (exit 1):
+// TEST passed or did not run, another check failed too, or TEST failed for
+// another reason. A plugin that cannot be found is a usage error (exit 2),
+// never the wanted rejection. When TEST was skipped (it needs root) the
+// verdict is unknown and the exit code is 77, which ctest reports as skipped.
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -25,6 +33,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <map>
 #include <sstream>
 
 #include "plugins/plugin_host.h"
@@ -314,16 +323,93 @@ TEST(Conformance, NeverPrints) {
   }
 }
 
+// What each check did, for --expect-failure's verdict.
+struct CheckResult {
+  bool failed = false;
+  bool skipped = false;
+  std::vector<std::string> messages;
+};
+
+// OnTestPartResult runs while gtest holds the lock that current_test_info()
+// takes, so the current check is remembered at its start instead.
+class ResultRecorder : public ::testing::EmptyTestEventListener {
+ public:
+  explicit ResultRecorder(std::map<std::string, CheckResult>& results) : results_(results) {}
+  void OnTestStart(const ::testing::TestInfo& info) override {
+    current_ = &results_[std::string(info.test_suite_name()) + "." + info.name()];
+  }
+  void OnTestPartResult(const ::testing::TestPartResult& part) override {
+    if (current_ == nullptr) return;
+    if (part.skipped()) current_->skipped = true;
+    if (part.failed()) {
+      current_->failed = true;
+      current_->messages.emplace_back(part.message());
+    }
+  }
+  void OnTestEnd(const ::testing::TestInfo&) override { current_ = nullptr; }
+
+ private:
+  std::map<std::string, CheckResult>& results_;
+  CheckResult* current_ = nullptr;
+};
+
+// The verdict of an --expect-failure run; see the file comment.
+int ExpectedFailureVerdict(int gtest_exit, const std::map<std::string, CheckResult>& results,
+                           const std::string& expected, const std::string& message) {
+  auto it = results.find(expected);
+  if (it == results.end()) {
+    std::fprintf(stderr, "WRONG VERDICT: %s did not run\n", expected.c_str());
+    return 1;
+  }
+  int wrong = 0;
+  for (const auto& [name, result] : results)
+    if (name != expected && result.failed) {
+      std::fprintf(stderr, "WRONG VERDICT: %s failed too, only %s was expected to\n", name.c_str(),
+                   expected.c_str());
+      ++wrong;
+    }
+  if (it->second.skipped && !it->second.failed) {
+    std::fprintf(stderr, "UNKNOWN VERDICT: %s was skipped\n", expected.c_str());
+    return wrong != 0 ? 1 : 77;
+  }
+  if (!it->second.failed) {
+    std::fprintf(stderr, "WRONG VERDICT: %s passed, the plugin was expected to fail it\n", expected.c_str());
+    ++wrong;
+  }
+  bool said = false;
+  for (const auto& m : it->second.messages) said = said || m.find(message) != std::string::npos;
+  if (it->second.failed && !said) {
+    std::fprintf(stderr, "WRONG VERDICT: %s failed, but no failure says \"%s\"\n", expected.c_str(), message.c_str());
+    ++wrong;
+  }
+  if (gtest_exit != 1) {
+    std::fprintf(stderr, "WRONG VERDICT: the checks exited %d, a failed check exits 1\n", gtest_exit);
+    ++wrong;
+  }
+  if (wrong != 0) return 1;
+  std::printf("expected rejection: %s failed saying \"%s\"\n", expected.c_str(), message.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--plugin") g_plugin = fs::absolute(argv[i + 1]);
-  if (g_plugin.empty() || !fs::exists(g_plugin)) {
-    std::fprintf(stderr, "usage: plugin_conformance --plugin FILE.so\n");
+  std::string expect_failure, expect_message;
+  for (int i = 1; i + 1 < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--plugin") g_plugin = fs::absolute(argv[i + 1]);
+    if (arg == "--expect-failure") expect_failure = argv[i + 1];
+    if (arg == "--expect-message") expect_message = argv[i + 1];
+  }
+  if (g_plugin.empty() || !fs::exists(g_plugin) || expect_failure.empty() != expect_message.empty()) {
+    std::fprintf(stderr, "usage: plugin_conformance --plugin FILE.so [--expect-failure TEST --expect-message TEXT]\n");
     return 2;
   }
   std::printf("conformance of %s\n", g_plugin.c_str());
-  return RUN_ALL_TESTS();
+  std::map<std::string, CheckResult> results;
+  ::testing::UnitTest::GetInstance()->listeners().Append(new ResultRecorder(results));
+  int exit_code = RUN_ALL_TESTS();
+  if (expect_failure.empty()) return exit_code;
+  return ExpectedFailureVerdict(exit_code, results, expect_failure, expect_message);
 }

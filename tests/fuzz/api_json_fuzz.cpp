@@ -1,7 +1,8 @@
 // api_json_fuzz: what the API server sends us, as arbitrary JSON
 // (core/kube/resource_slice.h, resource_claim.h).
 //
-// The input is parsed with RapidJSON (as the API client does); a document
+// The input is parsed with ParseJson (base/json.h: nesting capped, as the
+// API client parses every body and watch line); a document
 // that parses goes to ParseSlice and ParseResourceClaim. Checked: they throw
 // nothing but std::invalid_argument (their documented failure); a slice
 // that parses renders back to JSON that parses again as a slice equal to
@@ -10,10 +11,12 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
+#include "base/json.h"
 #include "fuzz_support.h"
 #include "kube/resource_claim.h"
 #include "kube/resource_slice.h"
@@ -67,8 +70,7 @@ void FuzzClaim(const rapidjson::Value& object) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   rapidjson::Document document;
-  document.Parse(reinterpret_cast<const char*>(data), size);
-  if (document.HasParseError()) return 0;
+  if (!ParseJson(document, std::string_view(reinterpret_cast<const char*>(data), size)).empty()) return 0;
   FuzzSlice(document);
   FuzzClaim(document);
   return 0;

@@ -148,6 +148,15 @@ def api_json():
     }
     write("api_json_fuzz", "claim", json.dumps(claim))
     write("api_json_fuzz", "claim-unallocated", json.dumps({"metadata": {"name": "c"}, "spec": {}}))
+    # Hostile input (docs/operations.md, "the limits"): nesting past the cap
+    # inside a claim, a name that is a path, bytes that are not UTF-8.
+    write("api_json_fuzz", "claim-deep-annotation",
+          '{"metadata": {"name": "c", "annotations": {"a": ' + "[" * 200 + "]" * 200 + "}}}")
+    write("api_json_fuzz", "claim-path-name", json.dumps({"metadata": {"name": "../../../api/v1/nodes/x",
+                                                                       "namespace": "kube-system/secrets"}}))
+    write("api_json_fuzz", "claim-not-utf8",
+          b'{"metadata": {"name": "c"}, "status": {"allocation": {"devices": {"config": [{"opaque": '
+          b'{"driver": "dra.net", "parameters": {"interface": {"name": "\xff\xfe"}}}}]}}}}')
 
 
 def sysfs():
@@ -184,6 +193,9 @@ def claim_config():
         "ethtool": {"ethtool": {"features": {"tx-checksumming": False},
                                 "privateFlags": {"disable-fw-lldp": True}}},
         "vrf-dhcp": {"interface": {"dhcp": True, "vrf": {"name": "blue", "table": 10}}},
+        # Values that can never be valid on a pod interface (refused at prepare).
+        "never-valid": {"interface": {"name": "eth0", "mtu": 2147483647,
+                                      "addresses": ["0.0.0.0/0", "::/0", "127.0.0.1/8", "224.0.0.1/4"]}},
     }
     for name, config in configs.items():
         write("claim_config_fuzz", name, b"\x00" + json.dumps(config).encode())

@@ -277,7 +277,8 @@ def main():
     flags = help_flags(args.dranetd)
     print("dranetd --help lists %d flags" % len(flags))
     not_values = {"--help": "prints help", "--version": "prints the version", "--once": "one-shot debugging mode",
-                  "--node-name": "always env NODE_NAME from the downward API"}
+                  "--node-name": "always env NODE_NAME from the downward API",
+                  "--host-network-source": "for snapshots with real stand-in netdevs; auto is right on a node"}
     exposed = {flag for _, flag, _ in render.FLAGS}
     for flag in sorted(flags):
         check(flag in exposed or flag in not_values, "dranetd flag %s is exposed in values.yaml flags" % flag)

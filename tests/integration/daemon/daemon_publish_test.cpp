@@ -1,7 +1,8 @@
 // dranetd end to end: the real binary on the GB300 snapshot publishes its
 // ResourceSlices to the fake API server over HTTP, turns ready, serves
-// metrics, writes nothing more on a restart with nothing changed, and
-// shuts down cleanly on SIGTERM.
+// metrics, writes nothing at all on a restart with nothing changed, reports
+// a corrupt checkpoint as an Event on its Node, and shuts down cleanly on
+// SIGTERM.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -12,7 +13,10 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <regex>
+#include <sstream>
 #include <thread>
+
+#include <rapidjson/document.h>
 
 #include "fake_apiserver.h"
 #include "fake_kubelet.h"
@@ -95,6 +99,34 @@ dranet::plugins::HttpResult Get(uint16_t port, const std::string& path) {
   return dranet::plugins::CurlHttpGet("http://127.0.0.1:" + std::to_string(port) + path, {}, 5000);
 }
 
+// Polls `condition` until it holds or kDeadline passes; returns its last value.
+template <typename Condition>
+bool WaitUntil(Condition condition) {
+  auto until = std::chrono::steady_clock::now() + kDeadline;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= until) return condition();
+    std::this_thread::sleep_for(50ms);
+  }
+  return true;
+}
+
+// The value of an unlabelled metric on /metrics; -1 when it is not there.
+double Metric(uint16_t port, const std::string& name) {
+  std::string body = "\n" + Get(port, "/metrics").body;
+  auto at = body.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stod(body.substr(at + name.size() + 2));
+}
+
+bool IsMutating(const dranet::fakes::RecordedRequest& r) {
+  return r.method == "POST" || r.method == "PUT" || r.method == "PATCH" || r.method == "DELETE";
+}
+
+std::string Describe(const std::vector<dranet::fakes::RecordedRequest>& requests) {
+  std::ostringstream out;
+  for (const auto& r : requests) out << "  " << r.method << " " << r.target << " -> " << r.status << "\n";
+  return out.str();
+}
+
 class DaemonPublishTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -118,17 +150,29 @@ class DaemonPublishTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  std::vector<std::string> Args() {
-    return {"--kubeconfig", (dir_ / "kubeconfig").string(), "--node-name", kNode,
-            "--host-root", std::string(DRANET_TEST_NODES_DIR) + "/nd-gb300-v6",
-            "--metrics-address", "127.0.0.1:0", "-v", "2",
-            "--kubelet-root-dir", (dir_ / "kubelet").string(), "--state-dir", (dir_ / "state").string(),
-            "--nri=false"};
+  std::vector<std::string> Args(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{"--kubeconfig", (dir_ / "kubeconfig").string(), "--node-name", kNode,
+                                  "--host-root", std::string(DRANET_TEST_NODES_DIR) + "/nd-gb300-v6",
+                                  "--metrics-address", "127.0.0.1:0", "-v", "2",
+                                  "--kubelet-root-dir", (dir_ / "kubelet").string(),
+                                  "--state-dir", (dir_ / "state").string(), "--nri=false"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
   }
 
   std::size_t SliceWrites() {
     return api_.CountRequests("POST", "resourceslices") + api_.CountRequests("PUT", "resourceslices") +
            api_.CountRequests("DELETE", "resourceslices");
+  }
+
+  // Requests recorded after the first `from`, keeping those `keep` accepts.
+  template <typename Keep>
+  std::vector<dranet::fakes::RecordedRequest> RequestsSince(std::size_t from, Keep keep) {
+    auto all = api_.Requests();
+    std::vector<dranet::fakes::RecordedRequest> kept;
+    for (std::size_t i = from; i < all.size(); ++i)
+      if (keep(all[i])) kept.push_back(all[i]);
+    return kept;
   }
 
   fs::path dir_;
@@ -179,11 +223,100 @@ TEST_F(DaemonPublishTest, PublishesGb300SliceAndIsQuietOnRestart) {
     EXPECT_EQ(d.Terminate(), 0) << d.Log();
     EXPECT_NE(d.Log().find("\"shutting down\""), std::string::npos);
   }
-  // A restart with nothing changed writes nothing.
-  Dranetd again(Args());
-  ASSERT_NE(WaitForReady(again), 0);
-  EXPECT_EQ(SliceWrites(), writes_first_run) << again.Log();
+  EXPECT_EQ(SliceWrites(), writes_first_run) << "nothing was written while stopping";
+
+  // A restart with nothing changed writes nothing at all: no slice, no Event, no claim status,
+  // from its first request until well after it is ready. Writes that come later than
+  // readiness come from the periodic paths, so the window stays open until each of them has
+  // run again: discovery resyncs (every second here) with the publisher pass each one asks
+  // for, and the slice watch ended by the server, relisted and re-established, with bookmarks
+  // flowing on it meanwhile.
+  const std::size_t before_restart = api_.Requests().size();
+  api_.SetBookmarkInterval(100ms);
+  Dranetd again(Args({"--resync-seconds", "1"}));
+  uint16_t port = WaitForReady(again);
+  ASSERT_NE(port, 0);
+  auto slice_lists = [&] {
+    return RequestsSince(before_restart, [](const auto& r) {
+             return r.method == "GET" && r.target.find("/resourceslices?") != std::string::npos &&
+                    r.target.find("watch=true") == std::string::npos;
+           }).size();
+  };
+  auto slice_watches = [&] {
+    return RequestsSince(before_restart, [](const auto& r) {
+             return r.method == "GET" && r.target.find("/resourceslices?") != std::string::npos &&
+                    r.target.find("watch=true") != std::string::npos;
+           }).size();
+  };
+  const double discoveries_at_ready = Metric(port, "dranet_discoveries_total");
+  ASSERT_GE(discoveries_at_ready, 1) << Get(port, "/metrics").body;
+  const std::size_t lists_at_ready = slice_lists();
+  const std::size_t watches_at_ready = slice_watches();
+  ASSERT_GE(watches_at_ready, 1u) << "the slice watch is open once ready\n" << Describe(api_.Requests());
+  api_.ExpireWatches();
+  // Three more discoveries: the pass asked for by the second one has finished before the
+  // third starts a second later.
+  EXPECT_TRUE(WaitUntil([&] {
+    return Metric(port, "dranet_discoveries_total") >= discoveries_at_ready + 3 &&
+           slice_lists() >= lists_at_ready + 3 && slice_watches() >= watches_at_ready + 1;
+  })) << "discoveries " << Metric(port, "dranet_discoveries_total") << " (at ready " << discoveries_at_ready
+      << "), slice lists " << slice_lists() << " (" << lists_at_ready << "), slice watches " << slice_watches()
+      << " (" << watches_at_ready << ")\nlog:\n"
+      << again.Log();
+  auto writes = RequestsSince(before_restart, IsMutating);
+  EXPECT_TRUE(writes.empty()) << "the restart wrote:\n" << Describe(writes) << "log:\n" << again.Log();
   EXPECT_EQ(again.Terminate(), 0);
+}
+
+// A checkpoint that cannot be read is moved aside, the daemon starts with no prepared claims,
+// and the user learns of it from a Warning Event on the Node. Node is cluster-scoped, so the
+// Event lives in "default" and names the Node with an empty namespace and the Node's uid.
+TEST_F(DaemonPublishTest, CorruptCheckpointIsAnEventOnTheNodeAndStartsAnyway) {
+  fs::create_directories(dir_ / "state");
+  std::ofstream(dir_ / "state/prepared-claims.json") << R"({"kind":"DranetCheckpoint","version":1,"bootId":")";
+  Dranetd d(Args());
+  uint16_t port = WaitForReady(d);
+  ASSERT_NE(port, 0);
+  EXPECT_EQ(Metric(port, "dranet_state_corrupt_total"), 1);
+  EXPECT_TRUE(fs::exists(dir_ / "state/prepared-claims.json.corrupt")) << "moved aside for a post-mortem";
+
+  // Written from the daemon's Event thread, so it may land just after readiness; a write that
+  // failed is logged, and ends the wait at once.
+  std::vector<std::string> events;
+  WaitUntil([&] {
+    events = api_.ListObjects("/api/v1/namespaces/default/events");
+    return !events.empty() || d.Log().find("\"could not record Event\"") != std::string::npos;
+  });
+  EXPECT_FALSE(events.empty()) << "no Event in default; requests:\n"
+      << Describe(api_.Requests()) << "log:\n"
+      << d.Log();
+  ASSERT_EQ(events.size(), 1u);
+  rapidjson::Document event;
+  event.Parse(events[0].c_str());
+  ASSERT_TRUE(event.IsObject()) << events[0];
+  rapidjson::Document node;
+  node.Parse(api_.GetObject("/api/v1/nodes", kNode).value_or("").c_str());
+  ASSERT_TRUE(node.IsObject());
+  auto text = [](const rapidjson::Value& object, const char* key) -> std::string {
+    return object.IsObject() && object.HasMember(key) && object[key].IsString() ? object[key].GetString() : "?";
+  };
+  EXPECT_EQ(text(event, "reason"), "StateCorrupt") << events[0];
+  EXPECT_EQ(text(event, "type"), "Warning") << events[0];
+  EXPECT_NE(text(event, "message").find("starting with no prepared claims"), std::string::npos) << events[0];
+  EXPECT_EQ(text(event["metadata"], "namespace"), "default") << events[0];
+  ASSERT_TRUE(event.HasMember("involvedObject")) << events[0];
+  const auto& involved = event["involvedObject"];
+  EXPECT_EQ(text(involved, "kind"), "Node") << events[0];
+  EXPECT_EQ(text(involved, "name"), kNode) << events[0];
+  EXPECT_EQ(text(involved, "namespace"), "") << events[0];
+  EXPECT_EQ(text(involved, "uid"), text(node["metadata"], "uid")) << events[0];
+
+  auto posts = RequestsSince(0, [](const auto& r) { return r.target.find("/events") != std::string::npos; });
+  ASSERT_EQ(posts.size(), 1u) << Describe(posts);
+  EXPECT_EQ(posts[0].method, "POST");
+  EXPECT_EQ(posts[0].target, "/api/v1/namespaces/default/events");
+  EXPECT_EQ(posts[0].status, 201);
+  EXPECT_EQ(d.Terminate(), 0) << d.Log();
 }
 
 TEST_F(DaemonPublishTest, NotReadyWhileTheApiServerIsDown) {

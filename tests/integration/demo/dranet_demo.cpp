@@ -8,7 +8,7 @@
 //      will publish with those flags;
 //   2. as root: builds a private "node" network namespace with a real
 //      stand-in (veth) for every netdev the claims can allocate, carrying the
-//      snapshot's MTU, addresses and routes, and enters it (demo_netns.h);
+//      snapshot's MTU, addresses and routes, and enters it (tests/support/netns_lab.h);
 //   3. starts the real dranetd on the snapshot (--host-root) with those flags;
 //      it publishes its slices, registers with the fake kubelet and connects
 //      to the fake NRI runtime;
@@ -17,17 +17,24 @@
 //      (RunPodSandbox, CreateContainer);
 //   5. prints what each pod received — device nodes, env, and inside its
 //      network namespace the netdevs with MTU, addresses and routes — and
-//      whether its GPU and NICs share a NUMA node; stops the pod and checks
-//      the netdevs are back on the node as they were; unprepares.
+//      whether its GPUs and NICs share NUMA nodes (the NICs' as dranetd
+//      published them); stops the pod, reads the netdevs back on the node;
+//      unprepares.
 // Without root (or without `ip`) step 2 is skipped, netdevs are not moved
 // and pods with netdevs get device-only checks (one line says so); dranetd
 // then runs in a user namespace of its own so that its capability check
 // passes.
 //
-// --check turns the printout into a test: each container must receive
-// exactly the char devices the allocation implies, each netdev must arrive
-// in its pod with the snapshot's MTU, addresses and routes and come back
-// intact, and every step must work.
+// --check turns the printout into a test against a hand-written oracle,
+// <templates' directory>/expected.yaml (demo_expected.h), written from the
+// snapshot's files: each claim's container must receive exactly the device
+// nodes and env listed there, its pod exactly the netdevs listed (MAC, MTU,
+// addresses, routes) and get them back on the node after it stops, and its
+// GPUs and NICs must sit on the NUMA nodes listed, aligned or not as listed.
+// Every difference, a claim missing on either side and a missing expected
+// file are failures, as is any step that does not work. The allocation above
+// uses the daemon's discovery code (it plays the scheduler); the check never
+// does, so a discovery bug shared by both cannot pass unseen.
 #include <fcntl.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -56,7 +63,8 @@
 #include <rapidjson/writer.h>
 
 #include "cel/publish_filter.h"
-#include "demo_netns.h"
+#include "demo_expected.h"
+#include "netns_lab.h"
 #include "demo_overlay.h"
 #include "fake_apiserver.h"
 #include "fake_kubelet.h"
@@ -74,8 +82,9 @@ using namespace std::chrono_literals;
 namespace {
 
 struct DemoFlags {
-  std::string dranetd, snapshot, templates, gpu_slices, work_dir, plugin_dir, overlay;
+  std::string dranetd, snapshot, templates, gpu_slices, work_dir, plugin_dir, overlay, expected;
   bool check = false;
+  bool require_netns = false;
 };
 
 std::string ReadFile(const std::string& path) {
@@ -113,7 +122,7 @@ class DaemonProcess {
     }
     close(log_fd);
     if (pid_ < 0) throw std::runtime_error("fork failed");
-    dranet::demo::TrackDaemon(pid_);
+    dranet::netlab::TrackDaemon(pid_);
   }
   ~DaemonProcess() { Stop(); }
   pid_t pid() const { return pid_; }
@@ -137,7 +146,7 @@ class DaemonProcess {
  private:
   void Reaped(int status) {
     pid_ = -1;
-    dranet::demo::TrackDaemon(-1);
+    dranet::netlab::TrackDaemon(-1);
     status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   pid_t pid_ = -1;
@@ -183,14 +192,106 @@ std::string AllocatedClaimJson(const dranet::simulate::TemplateResult& r, const 
   return buf.GetString();
 }
 
-std::optional<int64_t> NumaOf(const dranet::simulate::AllocatedDevice& a) {
-  if (a.slice_device == nullptr) return std::nullopt;
-  for (const char* key : {"resource.kubernetes.io/numaNode", "dra.net/numaNode"}) {
-    auto it = a.slice_device->attributes.find(key);
-    if (it != a.slice_device->attributes.end())
-      if (const auto* v = std::get_if<int64_t>(&it->second)) return *v;
-  }
+std::optional<int64_t> IntAttribute(const dranet::inventory::Attributes& attributes, const std::string& key) {
+  auto it = attributes.find(key);
+  if (it == attributes.end()) return std::nullopt;
+  if (const auto* v = std::get_if<int64_t>(&it->second)) return *v;
   return std::nullopt;
+}
+
+std::string StringAttribute(const dranet::inventory::Attributes& attributes, const std::string& key) {
+  auto it = attributes.find(key);
+  if (it == attributes.end()) return "";
+  if (const auto* v = std::get_if<std::string>(&it->second)) return *v;
+  return "";
+}
+
+// The devices dranetd published (read back from the API server), by pool and
+// name, with qualified attribute names.
+using PublishedDevices = std::map<std::pair<std::string, std::string>, dranet::simulate::SliceDevice>;
+PublishedDevices ReadPublishedDevices(const dranet::fakes::FakeApiServer& api) {
+  PublishedDevices out;
+  for (const auto& json : api.ListObjects("/apis/resource.k8s.io/v1/resourceslices"))
+    for (auto& d : dranet::simulate::ParseResourceSlices(json)) out[{d.pool, d.name}] = std::move(d);
+  return out;
+}
+
+// One GPU or NIC of a claim, as the check sees it.
+struct Placed {
+  std::string name;             // GPU: its slice device; NIC: rdmaDevice, else ifName, else device
+  std::optional<int64_t> numa;  // nullopt: unknown
+  std::string pcie_root;
+  std::string problem;          // why its facts are not to be trusted ("" when they are)
+};
+
+// A NIC as dranetd published it: the standard and the dra.net NUMA
+// attributes must agree.
+Placed PublishedNic(const dranet::simulate::SliceDevice& d) {
+  Placed p;
+  p.name = StringAttribute(d.attributes, "dra.net/rdmaDevice");
+  if (p.name.empty()) p.name = StringAttribute(d.attributes, "dra.net/ifName");
+  if (p.name.empty()) p.name = d.name;
+  const auto standard = IntAttribute(d.attributes, "resource.kubernetes.io/numaNode");
+  const auto ours = IntAttribute(d.attributes, "dra.net/numaNode");
+  p.numa = standard ? standard : ours;
+  if (standard && ours && *standard != *ours)
+    p.problem = d.name + " is published with resource.kubernetes.io/numaNode " + std::to_string(*standard) +
+                " but dra.net/numaNode " + std::to_string(*ours);
+  p.pcie_root = StringAttribute(d.attributes, "resource.kubernetes.io/pcieRoot");
+  return p;
+}
+
+// A GPU of the GPU driver's slices. Drivers that publish no NUMA node (the
+// AMD one) are placed by the snapshot's sysfs numa_node of their PCI address.
+Placed GpuOf(const dranet::simulate::AllocatedDevice& a, const fs::path& snapshot) {
+  Placed p;
+  p.name = a.device;
+  if (a.slice_device == nullptr) return p;
+  const auto& attributes = a.slice_device->attributes;
+  p.numa = IntAttribute(attributes, "resource.kubernetes.io/numaNode");
+  p.pcie_root = StringAttribute(attributes, "resource.kubernetes.io/pcieRoot");
+  if (!p.numa) {
+    std::string bdf = StringAttribute(attributes, "resource.kubernetes.io/pciBusID");
+    if (bdf.empty()) bdf = StringAttribute(attributes, a.driver + "/pciAddr");
+    std::ifstream in(snapshot / "sys/bus/pci/devices" / bdf / "numa_node");
+    int64_t numa = -1;
+    if (!bdf.empty() && in >> numa && numa >= 0) p.numa = numa;
+  }
+  return p;
+}
+
+std::string NumaList(const std::set<int64_t>& numa) {
+  std::string out;
+  for (auto n : numa) out += (out.empty() ? "" : ", ") + std::to_string(n);
+  return out;
+}
+
+// "0000000000201000 (CAP_NET_ADMIN, CAP_SYS_ADMIN)" from /proc/<pid>/status's CapEff.
+std::string CapabilitiesShown(const std::string& cap_eff) {
+  static const char* const kNames[] = {
+      "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL",
+      "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE", "CAP_NET_BIND_SERVICE",
+      "CAP_NET_BROADCAST", "CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_IPC_LOCK", "CAP_IPC_OWNER", "CAP_SYS_MODULE",
+      "CAP_SYS_RAWIO", "CAP_SYS_CHROOT", "CAP_SYS_PTRACE", "CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT",
+      "CAP_SYS_NICE", "CAP_SYS_RESOURCE", "CAP_SYS_TIME", "CAP_SYS_TTY_CONFIG", "CAP_MKNOD", "CAP_LEASE",
+      "CAP_AUDIT_WRITE", "CAP_AUDIT_CONTROL", "CAP_SETFCAP", "CAP_MAC_OVERRIDE", "CAP_MAC_ADMIN", "CAP_SYSLOG",
+      "CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ", "CAP_PERFMON", "CAP_BPF",
+      "CAP_CHECKPOINT_RESTORE"};
+  uint64_t mask = 0;
+  try {
+    mask = std::stoull(cap_eff, nullptr, 16);
+  } catch (const std::exception&) {
+    return cap_eff.empty() ? "unknown" : cap_eff;
+  }
+  std::vector<std::string> names;
+  for (std::size_t bit = 0; bit < 64; ++bit)
+    if (mask & (uint64_t{1} << bit))
+      names.push_back(bit < std::size(kNames) ? kNames[bit] : "capability " + std::to_string(bit));
+  std::string list;
+  if (names.size() > 4) list = std::to_string(names.size()) + " capabilities";
+  else
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  return cap_eff + " (" + (list.empty() ? "none" : list) + ")";
 }
 
 std::string Kubeconfig(const std::string& server) {
@@ -218,50 +319,6 @@ const dranet::inventory::LinkFacts* LinkNamed(const dranet::inventory::NetlinkFa
   for (const auto& link : facts.links)
     if (link.name == name) return &link;
   return nullptr;
-}
-
-std::vector<std::string> GlobalAddresses(const std::vector<std::string>& addresses) {
-  auto out = dranet::inventory::GlobalUnicastAddresses(addresses, AF_INET);
-  for (auto& a : dranet::inventory::GlobalUnicastAddresses(addresses, AF_INET6)) out.push_back(std::move(a));
-  return out;
-}
-
-// What netdev `name` must carry wherever it is (pod or node), per snapshot.
-struct ExpectedNetdev {
-  std::string name;
-  uint32_t mtu = 0;
-  std::vector<std::string> addresses;  // global unicast: what dranetd gives the pod
-  std::vector<dranet::inventory::RouteFacts> routes;
-};
-
-ExpectedNetdev ExpectedFor(const dranet::inventory::NetlinkFacts& snapshot, const std::string& name) {
-  ExpectedNetdev e;
-  e.name = name;
-  if (const auto* link = LinkNamed(snapshot, name)) {
-    e.mtu = link->mtu;
-    e.addresses = GlobalAddresses(link->addresses);
-    e.routes = dranet::demo::CarriedRoutes(snapshot, link->ifindex);
-  }
-  return e;
-}
-
-// The differences between netdev `e` as found in `facts` ("" when none).
-std::vector<std::string> NetdevProblems(const dranet::inventory::NetlinkFacts& facts, const ExpectedNetdev& e) {
-  std::vector<std::string> problems;
-  const auto* link = LinkNamed(facts, e.name);
-  if (link == nullptr) return {e.name + " is missing"};
-  if (e.mtu != 0 && link->mtu != e.mtu)
-    problems.push_back(e.name + " has MTU " + std::to_string(link->mtu) + ", the snapshot " + std::to_string(e.mtu));
-  for (const auto& a : e.addresses)
-    if (std::find(link->addresses.begin(), link->addresses.end(), a) == link->addresses.end())
-      problems.push_back(e.name + " lacks address " + a);
-  const auto routes = dranet::demo::CarriedRoutes(facts, link->ifindex);
-  for (const auto& want : e.routes) {
-    bool found = std::any_of(routes.begin(), routes.end(),
-                             [&](const auto& r) { return dranet::demo::SameRoute(r, want); });
-    if (!found) problems.push_back(e.name + " lacks route " + dranet::demo::FormatRoute(want, e.name));
-  }
-  return problems;
 }
 
 // `path` relative to the working directory when it lies below it.
@@ -310,6 +367,22 @@ int Run(const DemoFlags& flags) {
               << " (" << Shown(behaviour.source)
               << "): " << (behaviour.args.empty() ? "(none)" : Join(behaviour.args, " ")) << "\n";
 
+  // The oracle: what each pod must receive, written by hand from the
+  // snapshot. With --check, having none is a failure, not a skip.
+  std::optional<dranet::demo::ExpectedResults> expected;
+  const fs::path expected_file = flags.expected.empty() ? fs::path(flags.templates).parent_path() / "expected.yaml"
+                                                        : fs::path(flags.expected);
+  if (flags.check || fs::exists(expected_file)) {
+    try {
+      expected = dranet::demo::ReadExpectedResults(expected_file);
+      std::cout << "expected results: " << Shown(expected_file) << " (" << expected->claims.size() << " claims)\n";
+    } catch (const std::exception& e) {
+      fail(e.what());
+    }
+  } else {
+    std::cout << "no expected results at " << Shown(expected_file) << ": printing only\n";
+  }
+
   // 1. The scheduler's part: allocate the templates on this node, on the
   // devices dranetd will publish (discovery with the deployment's flags, its
   // plugins reading the snapshot's recorded cloud metadata, the publish filter).
@@ -320,7 +393,7 @@ int Run(const DemoFlags& flags) {
   discovery.skip_ipoib = !behaviour.move_ib_interfaces;
   dranet::plugins::PluginHostOptions plugin_options;
   dranet::plugins::ApplyPluginFlags(behaviour.plugins, plugin_options);
-  if (dranet::demo::Rootless()) plugin_options.require_root_owned = false;  // as dranetd, below
+  if (dranet::netlab::Rootless()) plugin_options.require_root_owned = false;  // as dranetd, below
   plugin_options.plugin_dirs = {flags.plugin_dir.empty() ? fs::path(flags.dranetd).parent_path() / "../lib/dranet/plugins"
                                                         : fs::path(flags.plugin_dir)};
   plugin_options.host_root = flags.snapshot;
@@ -336,19 +409,31 @@ int Run(const DemoFlags& flags) {
   if (!flags.gpu_slices.empty())
     for (auto& d : dranet::simulate::ParseResourceSlices(ReadFile(flags.gpu_slices))) slice_devices.push_back(std::move(d));
   auto results = dranet::simulate::Simulate(dranet::simulate::ParseClaimTemplates(ReadFile(flags.templates)), slice_devices);
+  if (expected) {
+    if (expected->node != node)
+      fail("the snapshot's node is " + node + " but " + Shown(expected->source) + " is for " + expected->node);
+    for (const auto& want : expected->claims) {
+      auto r = std::find_if(results.begin(), results.end(),
+                            [&](const auto& result) { return result.template_name == want.template_name; });
+      if (r == results.end())
+        fail("template " + want.template_name + " of " + Shown(expected->source) + " is not among the templates");
+      else if (!r->allocated)
+        fail("template " + want.template_name + " is not allocated on this node: " + Join(r->problems, "; "));
+    }
+  }
 
   // 2. The node's netdevs: real stand-ins in a node network namespace.
   const auto snapshot_facts = dranet::inventory::ReadSnapshotNetlinkFacts(flags.snapshot, quiet_logger);
   std::vector<std::string> netdevs;  // every netdev a claim can allocate
   for (const auto& d : devices)
     if (!d.if_name.empty()) netdevs.push_back(d.if_name);
-  std::string skip = dranet::demo::NetnsUnavailableReason();
-  std::unique_ptr<dranet::demo::NetnsLab> lab;
+  std::string skip = dranet::netlab::NetnsUnavailableReason();
+  std::unique_ptr<dranet::netlab::NetnsLab> lab;
   if (skip.empty()) {
-    for (const auto& name : dranet::demo::RemoveStaleNamespaces())
+    for (const auto& name : dranet::netlab::RemoveStaleNamespaces())
       std::cout << "removed network namespace " << name << " (left by a demo that was killed)\n";
     try {
-      lab = std::make_unique<dranet::demo::NetnsLab>();
+      lab = std::make_unique<dranet::netlab::NetnsLab>();
     } catch (const std::exception& e) {
       skip = e.what();
     }
@@ -371,7 +456,7 @@ int Run(const DemoFlags& flags) {
   } else {
     std::cout << "network namespaces skipped (" << skip
               << "): netdevs are not moved, pods with netdevs get device-only checks"
-              << (dranet::demo::Rootless() ? "; the demo and dranetd run in a user namespace of their own" : "")
+              << (dranet::netlab::Rootless() ? "; the demo and dranetd run in a user namespace of their own" : "")
               << "\n";
   }
 
@@ -414,7 +499,7 @@ int Run(const DemoFlags& flags) {
   daemon_args.insert(daemon_args.end(), behaviour.args.begin(), behaviour.args.end());
   // In the demo's own user namespace the root-owned plugin directory shows
   // up as owned by nobody (the host's root is not mapped there).
-  if (dranet::demo::Rootless()) daemon_args.push_back("--allow-non-root-plugin-dir");
+  if (dranet::netlab::Rootless()) daemon_args.push_back("--allow-non-root-plugin-dir");
   const auto spawned = std::chrono::steady_clock::now();
   DaemonProcess dranetd(flags.dranetd, daemon_args, work / "dranetd.log");
   std::cout << "dranetd on " << node << " (snapshot " << flags.snapshot << "), log: " << (work / "dranetd.log").string()
@@ -443,12 +528,17 @@ int Run(const DemoFlags& flags) {
             << " ResourceSlice(s); registered, connected and published " << up_ms.count() << " ms after exec\n\n";
 
   // 4. Prepare every claim, start its pod.
+  const auto published = ReadPublishedDevices(api);
   std::vector<dranet::fakes::KubeletClaim> kubelet_claims;
   for (const auto& c : claims) kubelet_claims.push_back(c.kubelet);
   auto prepared = kubelet.Prepare("dra.net", dranet::fakes::DraApi::kV1, kubelet_claims);
+  int unchecked_netdevs = 0;  // claims whose netdevs could not be checked (no network namespaces)
   for (const auto& c : claims) {
     const auto& r = *c.result;
     std::cout << "claim " << c.kubelet.name << " (template " << r.template_name << ")\n";
+    const dranet::demo::ExpectedClaim* want = expected ? expected->Find(r.template_name) : nullptr;
+    if (expected && want == nullptr)
+      fail("template " + r.template_name + " is allocated but " + Shown(expected->source) + " does not list it");
     auto it = prepared.find(c.kubelet.uid);
     if (it == prepared.end() || !it->second.error.empty()) {
       fail("prepare: " + (it == prepared.end() ? std::string("no answer") : it->second.error));
@@ -463,103 +553,156 @@ int Run(const DemoFlags& flags) {
     if (lab) pod_netns = lab->AddPod();
     const std::string pod_name = r.template_name + "-worker";
     auto pod = dranet::testing::FakeNriRuntime::MakePod(
-        c.pod_uid, "ml", pod_name, lab ? dranet::demo::NetnsLab::PathOf(pod_netns) : "");
-    bool started = false;
-    if (sandbox_hooks) {
+        c.pod_uid, "ml", pod_name, lab ? dranet::netlab::NetnsLab::PathOf(pod_netns) : "");
+    if (sandbox_hooks)
       if (auto st = runtime.RunPodSandbox(pod); !st.ok()) fail("RunPodSandbox: " + st.message);
-      else started = true;
-    } else {
-      std::cout << "  netdevs " << Join(pod_netdevs) << ": not moved (network namespaces skipped)\n";
-    }
     auto container = dranet::testing::FakeNriRuntime::MakeContainer(pod, "worker", {});
     dranet::testing::api::ContainerAdjustment adjust;
     if (auto st = runtime.CreateContainer(pod, container, &adjust); !st.ok()) fail("CreateContainer: " + st.message);
-    std::set<std::string> got, want;
+    std::map<std::string, std::string> got_devices, got_env;
     std::vector<std::string> withheld;
     std::cout << "  container receives:\n";
     for (const auto& d : adjust.linux().devices()) {
-      std::cout << "    " << d.path() << " (" << d.type() << " " << d.major() << ":" << d.minor() << ")\n";
-      got.insert(d.path());
+      const std::string number = std::to_string(d.major()) + ":" + std::to_string(d.minor());
+      std::cout << "    " << d.path() << " (" << d.type() << " " << number << ")\n";
+      got_devices[d.path()] = d.type() + " " + number;
     }
-    for (const auto& e : adjust.env()) std::cout << "    env " << e.key() << "=" << e.value() << "\n";
-    for (const auto& cd : r.pod.char_devices) {
-      if (PodGetsCharDevice(cd.path)) want.insert("/dev/" + cd.path);
-      else withheld.push_back(fs::path(cd.path).filename().string());
+    for (const auto& e : adjust.env()) {
+      std::cout << "    env " << e.key() << "=" << e.value() << "\n";
+      got_env[e.key()] = e.value();
     }
+    for (const auto& cd : r.pod.char_devices)
+      if (!PodGetsCharDevice(cd.path)) withheld.push_back(fs::path(cd.path).filename().string());
     if (!withheld.empty())
       std::cout << "    (withheld: " << Join(withheld)
                 << " — issmN grants the subnet-manager role, never given to pods)\n";
-    if (got != want) {
-      std::vector<std::string> missing, extra;
-      std::set_difference(want.begin(), want.end(), got.begin(), got.end(), std::back_inserter(missing));
-      std::set_difference(got.begin(), got.end(), want.begin(), want.end(), std::back_inserter(extra));
-      fail("device nodes differ from what the allocation implies: missing [" + Join(missing) + "], unexpected [" +
-           Join(extra) + "]");
+    if (want) {
+      for (const auto& problem : dranet::demo::MapDifferences("device node", want->devices, got_devices)) fail(problem);
+      for (const auto& problem : dranet::demo::MapDifferences("env", want->env, got_env)) fail(problem);
     }
-    // The pod's network namespace: every netdev of the claim, as on the node.
-    if (lab && started && !pod_netdevs.empty()) {
+    // The pod's network namespace: exactly the claim's netdevs, as listed.
+    if (lab && sandbox_hooks) {
       try {
-        const auto facts = dranet::demo::ReadFactsIn(dranet::demo::NetnsLab::PathOf(pod_netns), quiet_logger);
-        std::cout << "  pod network namespace " << pod_netns << " receives:\n";
-        for (const auto& link : facts.links) {
-          if (link.flags & IFF_LOOPBACK) continue;
-          std::cout << "    " << link.name << " mtu " << link.mtu << ((link.flags & IFF_UP) ? " up" : " down");
-          for (const auto& a : link.addresses) std::cout << " " << a;
+        const auto facts = dranet::netlab::ReadFactsIn(dranet::netlab::NetnsLab::PathOf(pod_netns), quiet_logger);
+        std::vector<const dranet::inventory::LinkFacts*> links;
+        for (const auto& link : facts.links)
+          if (!(link.flags & IFF_LOOPBACK)) links.push_back(&link);
+        if (!links.empty()) std::cout << "  pod network namespace " << pod_netns << " receives:\n";
+        for (const auto* link : links) {
+          std::cout << "    " << link->name << " mtu " << link->mtu << ((link->flags & IFF_UP) ? " up" : " down");
+          for (const auto& a : link->addresses) std::cout << " " << a;
           std::cout << "\n";
-          auto routes = dranet::demo::CarriedRoutes(facts, link.ifindex);
+          auto routes = dranet::demo::RoutesThrough(facts, link->ifindex, link->name);
           std::stable_sort(routes.begin(), routes.end(), [](const auto& a, const auto& b) {
-            return a.nexthops.front().gateway.empty() && !b.nexthops.front().gateway.empty();
+            return a.find(" via ") == std::string::npos && b.find(" via ") != std::string::npos;
           });  // on-link routes first, as they are installed
-          for (const auto& route : routes)
-            std::cout << "      route " << dranet::demo::FormatRoute(route, link.name) << "\n";
+          for (const auto& route : routes) std::cout << "      route " << route << "\n";
+          if (want && !want->netdevs.count(link->name)) fail("in the pod: unexpected netdev " + link->name);
         }
-        for (const auto& name : pod_netdevs) {
-          const auto expected = ExpectedFor(snapshot_facts, name);
-          if (expected.routes.empty())
-            std::cout << "    (" << name << ": the snapshot records no routes to carry along)\n";
-          for (const auto& problem : NetdevProblems(facts, expected)) fail("in the pod: " + problem);
-        }
+        if (want)
+          for (const auto& [name, netdev] : want->netdevs)
+            for (const auto& problem : dranet::demo::NetdevDifferences(facts, netdev)) fail("in the pod: " + problem);
       } catch (const std::exception& e) {
         fail(std::string("reading the pod network namespace: ") + e.what());
       }
+    } else if (!pod_netdevs.empty() || (want && !want->netdevs.empty())) {
+      ++unchecked_netdevs;
+      std::vector<std::string> names = pod_netdevs;
+      if (want) {
+        names.clear();
+        for (const auto& [name, netdev] : want->netdevs) names.push_back(name);
+      }
+      if (flags.require_netns) fail("netdevs " + Join(names) + " not checked: no network namespaces (" + skip + ")");
+      else std::cout << "  netdevs " << Join(names) << ": not moved, not checked (network namespaces skipped)\n";
     }
-    // GPU and NIC NUMA nodes.
+    // GPUs and NICs: NUMA nodes and PCIe roots, the NICs' as dranetd
+    // published them for the devices it prepared.
+    std::vector<Placed> gpus, nics;
+    for (const auto& a : r.allocation)
+      if (a.driver != "dra.net") gpus.push_back(GpuOf(a, flags.snapshot));
+    for (const auto& d : it->second.devices) {
+      auto pub = published.find({d.pool_name, d.device_name});
+      if (pub == published.end()) {
+        fail("prepared device " + d.pool_name + "/" + d.device_name + " is in no published ResourceSlice");
+        continue;
+      }
+      nics.push_back(PublishedNic(pub->second));
+      if (!nics.back().problem.empty()) fail(nics.back().problem);
+    }
     std::set<int64_t> gpu_numa, nic_numa;
-    for (const auto& a : r.allocation) {
-      auto numa = NumaOf(a);
-      if (!numa) continue;
-      (a.driver == "dra.net" ? nic_numa : gpu_numa).insert(*numa);
-    }
-    if (!gpu_numa.empty() && !nic_numa.empty()) {
-      const bool aligned = nic_numa.size() == 1 && gpu_numa == nic_numa;
-      std::cout << (gpu_numa.size() == 1 ? "  GPU on NUMA" : "  GPUs on NUMA");
+    bool numa_known = true;
+    for (const auto* group : {&gpus, &nics})
+      for (const auto& p : *group) {
+        if (p.numa) (group == &gpus ? gpu_numa : nic_numa).insert(*p.numa);
+        else numa_known = false;
+      }
+    // Aligned: every GPU has a NIC of the claim on its NUMA node and every NIC a GPU.
+    const bool aligned = numa_known && !gpu_numa.empty() && gpu_numa == nic_numa;
+    if (!gpus.empty() && !nics.empty()) {
+      std::cout << (gpus.size() == 1 ? "  GPU on NUMA" : "  GPUs on NUMA");
       for (auto n : gpu_numa) std::cout << " " << n;
       std::cout << ", NIC(s) on NUMA";
       for (auto n : nic_numa) std::cout << " " << n;
+      if (!numa_known) std::cout << " (some unknown)";
       std::cout << (aligned ? "  -> aligned\n" : "  -> NOT aligned (cross-NUMA traffic)\n");
+    }
+    if (want && want->alignment) {
+      const auto& wa = *want->alignment;
+      auto numa_map = [](const std::vector<Placed>& placed) {
+        std::map<std::string, std::string> out;
+        for (const auto& p : placed) out[p.name] = p.numa ? "NUMA " + std::to_string(*p.numa) : "NUMA unknown";
+        return out;
+      };
+      auto wanted_map = [](const std::map<std::string, int64_t>& listed) {
+        std::map<std::string, std::string> out;
+        for (const auto& [name, numa] : listed) out[name] = "NUMA " + std::to_string(numa);
+        return out;
+      };
+      for (const auto& problem : dranet::demo::MapDifferences("GPU", wanted_map(wa.gpus), numa_map(gpus)))
+        fail(problem);
+      for (const auto& problem : dranet::demo::MapDifferences("NIC", wanted_map(wa.nics), numa_map(nics)))
+        fail(problem);
+      if (wa.aligned && aligned != *wa.aligned)
+        fail(std::string("GPUs on NUMA ") + NumaList(gpu_numa) + " and NICs on NUMA " + NumaList(nic_numa) + " are " +
+             (aligned ? "aligned" : "not aligned") + ", expected " + (*wa.aligned ? "aligned" : "not aligned"));
+      if (!wa.pcie_root.empty())
+        for (const auto* group : {&gpus, &nics})
+          for (const auto& p : *group)
+            if (p.pcie_root != wa.pcie_root)
+              fail(p.name + " is under PCIe root \"" + p.pcie_root + "\", expected " + wa.pcie_root);
+    } else if (want && !gpus.empty()) {
+      fail(Shown(expected->source) + " states no alignment for " + r.template_name + ", which has GPUs");
     }
     if (sandbox_hooks)
       if (auto st = runtime.StopPodSandbox(pod); !st.ok()) fail("StopPodSandbox: " + st.message);
     // Back on the node as they were.
-    if (lab && started && !pod_netdevs.empty()) {
+    std::vector<std::string> moved = pod_netdevs;
+    if (want) {
+      moved.clear();
+      for (const auto& [name, netdev] : want->netdevs) moved.push_back(name);
+    }
+    if (lab && sandbox_hooks && !moved.empty()) {
       try {
         const auto node_facts =
-            dranet::demo::ReadFactsIn(dranet::demo::NetnsLab::PathOf(lab->node_netns()), quiet_logger);
-        const auto pod_facts = dranet::demo::ReadFactsIn(dranet::demo::NetnsLab::PathOf(pod_netns), quiet_logger);
+            dranet::netlab::ReadFactsIn(dranet::netlab::NetnsLab::PathOf(lab->node_netns()), quiet_logger);
+        const auto pod_facts = dranet::netlab::ReadFactsIn(dranet::netlab::NetnsLab::PathOf(pod_netns), quiet_logger);
         int bad = 0;
-        for (const auto& name : pod_netdevs) {
-          if (LinkNamed(pod_facts, name)) {
-            fail("after StopPodSandbox " + name + " is still in the pod");
-            ++bad;
-          }
-          for (const auto& problem : NetdevProblems(node_facts, ExpectedFor(snapshot_facts, name))) {
-            fail("after StopPodSandbox on the node: " + problem);
-            ++bad;
+        auto bad_if = [&](const std::string& problem) {
+          fail(problem);
+          ++bad;
+        };
+        for (const auto& name : moved) {
+          if (LinkNamed(pod_facts, name)) bad_if("after StopPodSandbox " + name + " is still in the pod");
+          if (want) {
+            for (const auto& problem : dranet::demo::NetdevDifferences(node_facts, want->netdevs.at(name)))
+              bad_if("after StopPodSandbox on the node: " + problem);
+          } else if (!LinkNamed(node_facts, name)) {
+            bad_if("after StopPodSandbox " + name + " is not back on the node");
           }
         }
         if (bad == 0)
-          std::cout << "  after StopPodSandbox: " << Join(pod_netdevs)
-                    << " back in the node namespace with MTU, addresses and routes\n";
+          std::cout << "  after StopPodSandbox: " << Join(moved) << " back in the node namespace"
+                    << (want ? " with MAC, MTU, addresses and routes as expected" : "") << "\n";
       } catch (const std::exception& e) {
         fail(std::string("reading the network namespaces after StopPodSandbox: ") + e.what());
       }
@@ -571,21 +714,30 @@ int Run(const DemoFlags& flags) {
   // The daemon's footprint after serving every claim.
   {
     std::ifstream status("/proc/" + std::to_string(dranetd.pid()) + "/status");
-    std::string rss, anon, file;
+    std::string rss, anon, file, caps;
     for (std::string line; std::getline(status, line);) {
       auto value = [&](std::size_t n) { return line.substr(line.find_first_not_of(" \t", n)); };
       if (line.rfind("VmRSS:", 0) == 0) rss = value(6);
       if (line.rfind("RssAnon:", 0) == 0) anon = value(8);
       if (line.rfind("RssFile:", 0) == 0) file = value(8);
+      if (line.rfind("CapEff:", 0) == 0) caps = value(7);
     }
     std::cout << "\ndranetd resident memory: " << rss << " (" << anon << " private, " << file
               << " shared library pages)\n";
+    // What it really ran with (tests that reduce its capabilities read this).
+    std::cout << "dranetd effective capabilities: " << CapabilitiesShown(caps) << "\n";
   }
   auto unprepared = kubelet.Unprepare("dra.net", dranet::fakes::DraApi::kV1, kubelet_claims);
   for (const auto& [uid, error] : unprepared)
     if (!error.empty()) fail("unprepare " + uid + ": " + error);
   int rc = dranetd.Stop();
   if (rc != 0) fail("dranetd exited with " + std::to_string(rc));
+  if (expected)
+    std::cout << "\nchecked against " << Shown(expected->source)
+              << (unchecked_netdevs > 0 ? "; the netdevs of " + std::to_string(unchecked_netdevs) +
+                                              " claim(s) not checked (network namespaces skipped)"
+                                        : std::string())
+              << "\n";
   std::cout << "\n" << claims.size() << " claims prepared, started, stopped and unprepared; " << failures
             << " failure(s)\n";
   if (failures == 0 && flags.work_dir.empty()) fs::remove_all(work);
@@ -596,7 +748,7 @@ int Run(const DemoFlags& flags) {
 
 int main(int argc, char** argv) {
   // Before any thread exists: termination signals go to the cleanup thread.
-  dranet::demo::BlockTerminationSignals();
+  dranet::netlab::BlockTerminationSignals();
   CLI::App app{"dranet end to end on one machine: snapshot + fake API server, kubelet and NRI runtime"};
   DemoFlags flags;
   app.add_option("--dranetd", flags.dranetd, "The dranetd binary")->required()->check(CLI::ExistingFile);
@@ -608,13 +760,18 @@ int main(int argc, char** argv) {
                  "Deployment overlay whose dranetd flags to use (default: packaging/deploy/overlays/<the "
                  "snapshot's cloud>; \"none\": dranetd's defaults)");
   app.add_option("--work-dir", flags.work_dir, "Keep sockets, state and the dranetd log here");
-  app.add_flag("--check", flags.check, "Exit non-zero when a pod does not receive what its allocation implies");
+  app.add_flag("--check", flags.check,
+               "Exit non-zero when a pod does not receive what the expected results list (or they are missing)");
+  app.add_option("--expected", flags.expected,
+                 "Hand-written expected results (default: expected.yaml beside --templates)");
+  app.add_flag("--require-netns", flags.require_netns,
+               "Fail when network namespaces are unavailable and netdevs cannot be moved and checked");
   CLI11_PARSE(app, argc, argv);
   if (geteuid() != 0) {
-    if (auto error = dranet::demo::EnterRootlessNamespaces(); !error.empty())
+    if (auto error = dranet::netlab::EnterRootlessNamespaces(); !error.empty())
       std::cerr << "dranet-demo: without root, dranetd cannot pass its capability check: " << error << "\n";
   }
-  dranet::demo::StartSignalCleanup();
+  dranet::netlab::StartSignalCleanup();
   try {
     return Run(flags);
   } catch (const std::exception& e) {

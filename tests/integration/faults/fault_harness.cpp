@@ -2,7 +2,9 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <linux/rtnetlink.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -20,6 +22,7 @@
 #include <rapidjson/document.h>
 
 #include "base/log.h"
+#include "inventory/snapshot.h"
 
 namespace dranet::faults {
 
@@ -205,6 +208,74 @@ std::string DescribePrepare(const std::vector<fakes::KubeletClaim>& claims,
   return s.str();
 }
 
+// The stand-in netdevs' state in one network namespace, as stable text: the
+// kernel's IPv6 link-local addresses (re-derived at every move) are left out,
+// and so are the veth peers of the node namespace.
+std::string DescribeNetwork(const inventory::NetlinkFacts& facts) {
+  std::map<std::string, std::string> links;
+  for (const auto& link : facts.links) {
+    if (link.name == "lo" || link.name.starts_with("p-")) continue;
+    std::ostringstream s;
+    s << link.name << ((link.flags & IFF_UP) ? " up" : " down") << " mtu " << link.mtu << " " << link.mac << "\n";
+    std::vector<std::string> lines;
+    for (const auto& a : link.addresses)
+      if (!a.starts_with("fe80:")) lines.push_back("  addr " + a);
+    for (const auto& r : netlab::CarriedRoutes(facts, link.ifindex)) lines.push_back("  route " + netlab::FormatRoute(r, link.name));
+    for (const auto& n : facts.neighbors)
+      if (n.ifindex == link.ifindex && !n.lladdr.empty()) lines.push_back("  neigh " + n.destination + " " + n.lladdr);
+    std::sort(lines.begin(), lines.end());
+    for (const auto& l : lines) s << l << "\n";
+    links[link.name] = s.str();
+  }
+  std::vector<std::string> rules;
+  for (const auto& r : facts.rules)
+    if (r.table != RT_TABLE_MAIN && r.table != RT_TABLE_LOCAL && r.table != RT_TABLE_DEFAULT)
+      rules.push_back("rule " + std::to_string(r.priority) + " from " + (r.source.empty() ? "all" : r.source) +
+                      " to " + (r.destination.empty() ? "all" : r.destination) + " table " +
+                      std::to_string(r.table) + "\n");
+  std::sort(rules.begin(), rules.end());
+  std::string out;
+  for (const auto& [name, text] : links) out += text;
+  for (const auto& r : rules) out += r;
+  return out;
+}
+
+// dra.net/ifName of the published device `device`; empty when none.
+std::string IfNameOfDevice(const std::vector<std::string>& slices, const std::string& device) {
+  for (const auto& text : slices) {
+    rapidjson::Document slice;
+    slice.Parse(text.c_str());
+    if (!slice.IsObject() || !slice.HasMember("spec") || !slice["spec"].HasMember("devices")) continue;
+    for (const auto& d : slice["spec"]["devices"].GetArray()) {
+      if (device != d["name"].GetString() || !d.HasMember("attributes")) continue;
+      const auto& attributes = d["attributes"];
+      if (attributes.HasMember("dra.net/ifName") && attributes["dra.net/ifName"].HasMember("string"))
+        return attributes["dra.net/ifName"]["string"].GetString();
+    }
+  }
+  return {};
+}
+
+// The RDMA NICs' netdevs on GPU nodes (gpu0rdma0).
+const std::regex& RdmaNetdevName() {
+  static const std::regex kName("gpu[0-9]+rdma[0-9]+");
+  return kName;
+}
+
+// The node of a real-netdev run: a network namespace with a veth standing in
+// for each RDMA netdev of the snapshot, entered by the calling thread.
+std::unique_ptr<netlab::NetnsLab> MakeLab(const FaultNode::Options& options) {
+  if (!options.real_netdevs) return nullptr;
+  auto lab = std::make_unique<netlab::NetnsLab>();
+  std::ostringstream quiet;
+  Logger log(quiet);
+  const auto facts = inventory::ReadSnapshotNetlinkFacts(options.snapshot, log);
+  for (const auto& link : facts.links)
+    if (std::regex_match(link.name, RdmaNetdevName())) lab->AddStandIn(facts, link.name);
+  lab->EnterNode();
+  return lab;
+}
+
 std::string DescribeAdjustment(const testing::api::ContainerAdjustment& adjust) {
   std::set<std::string> lines;
   for (const auto& d : adjust.linux().devices())
@@ -234,7 +305,7 @@ const char* StepName(Step step) {
   return "?";
 }
 
-FaultNode::FaultNode(Options options) : options_(std::move(options)) {
+FaultNode::FaultNode(Options options) : options_(std::move(options)), lab_(MakeLab(options_)) {
   std::string pattern = "/tmp/dranet-faults-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = pattern;
@@ -247,8 +318,41 @@ FaultNode::FaultNode(Options options) : options_(std::move(options)) {
   runtime_ = std::make_unique<testing::FakeNriRuntime>(runtime_options);
   runtime_->Listen();
   RestartKubelet();
-  pods_["A"] = testing::FakeNriRuntime::MakePod("pod-a", "ml", "worker-pod-a", "");
-  pods_["B"] = testing::FakeNriRuntime::MakePod("pod-b", "ml", "worker-pod-b", "");
+  for (const char* pod : {"A", "B"}) {
+    const std::string lower = pod == std::string("A") ? "a" : "b";
+    if (lab_) pod_netns_[pod] = lab_->AddPod();
+    pods_[pod] = testing::FakeNriRuntime::MakePod("pod-" + lower, "ml", "worker-pod-" + lower,
+                                                  lab_ ? netlab::NetnsLab::PathOf(pod_netns_[pod]) : "");
+  }
+}
+
+std::string FaultNode::NodeNetwork() const {
+  if (!lab_) return {};
+  std::ostringstream quiet;
+  Logger log(quiet);
+  return DescribeNetwork(netlab::ReadFactsIn(netlab::NetnsLab::PathOf(lab_->node_netns()), log));
+}
+
+std::string FaultNode::PodNetwork(const std::string& pod) const {
+  if (!lab_) return {};
+  std::ostringstream quiet;
+  Logger log(quiet);
+  return DescribeNetwork(netlab::ReadFactsIn(netlab::NetnsLab::PathOf(pod_netns_.at(pod)), log));
+}
+
+void FaultNode::VaryClaimedNetdevs(const std::vector<std::string>& slices,
+                                   const std::vector<std::pair<std::string, std::vector<std::string>>>& claims) {
+  const std::string first = IfNameOfDevice(slices, claims.at(0).second.at(0));
+  const std::string second = IfNameOfDevice(slices, claims.at(1).second.at(0));
+  if (first.empty() || second.empty()) throw std::runtime_error("the claimed devices have no netdev");
+  const std::string& node = lab_->node_netns();
+  for (const std::vector<std::string>& argv :
+       {std::vector<std::string>{"ip", "-n", node, "-4", "addr", "add", "10.250.0.1/24", "dev", first},
+        std::vector<std::string>{"ip", "-n", node, "-6", "addr", "add", "2001:db8:250::1/64", "dev", first, "nodad"},
+        std::vector<std::string>{"ip", "-n", node, "link", "set", second, "down"}}) {
+    if (auto r = netlab::RunCommand(argv); r.rc != 0) throw std::runtime_error(argv[4] + ": " + r.output);
+  }
+  node_network_at_start_ = NodeNetwork();
 }
 
 FaultNode::~FaultNode() {
@@ -271,11 +375,23 @@ void FaultNode::RestartKubelet() {
 
 void FaultNode::RestartRuntime() {
   runtime_->SetExistingPods(RunningPods());
+  std::vector<testing::api::Container> containers;
+  for (const auto& [key, container] : containers_) containers.push_back(container);
+  runtime_->SetExistingContainers(containers);
   runtime_->Restart();
+}
+
+std::string FaultNode::StartedPod() const {
+  for (const char* pod : {"A", "B"})
+    if (running_.count(pod) && !stopped_.count(pod)) return pod;
+  return {};
 }
 
 bool FaultNode::AcceptPlugin() {
   runtime_->SetExistingPods(RunningPods());
+  std::vector<testing::api::Container> containers;
+  for (const auto& [key, container] : containers_) containers.push_back(container);
+  runtime_->SetExistingContainers(containers);
   return runtime_->AcceptPlugin(std::chrono::duration_cast<std::chrono::milliseconds>(kDeadline));
 }
 
@@ -294,7 +410,8 @@ bool FaultNode::StartDaemon(const std::string& fault, std::string* why, bool wai
       std::vector<std::string>{"--kubeconfig", (dir_ / "kubeconfig").string(), "--node-name", kNode, "--host-root",
                                options_.snapshot.string(), "--kubelet-root-dir", (dir_ / "kubelet").string(),
                                "--state-dir", (dir_ / "state").string(), "--nri-socket", (dir_ / "nri.sock").string(),
-                               "--metrics-address", "127.0.0.1:0", "-v", "2"},
+                               "--metrics-address", "127.0.0.1:0", "-v", "2", "--host-network-source",
+                               options_.real_netdevs ? "live" : "auto"},
       dir_ / ("dranetd-" + std::to_string(daemon_starts_) + ".log"), fault);
   if (!kubelet_->WaitForPlugin(kDriver, std::chrono::duration_cast<std::chrono::milliseconds>(kDeadline),
                                generation)) {
@@ -332,6 +449,9 @@ bool FaultNode::StartDaemon(const std::string& fault, std::string* why, bool wai
       if (spec.HasMember("devices"))
         for (const auto& d : spec["devices"].GetArray()) devices.emplace_back(d["name"].GetString());
     }
+    // With real netdevs: the RDMA NICs, which have stand-ins.
+    if (lab_)
+      std::erase_if(devices, [&](const std::string& d) { return !std::regex_match(IfNameOfDevice(slices, d), RdmaNetdevName()); });
     std::sort(devices.begin(), devices.end());
     if (devices.size() < 3) {
       *why = "dranetd published fewer than 3 devices";
@@ -345,6 +465,7 @@ bool FaultNode::StartDaemon(const std::string& fault, std::string* why, bool wai
       doc.Parse(api_.PutObject(kClaims, AllocatedClaim(wanted[i].first, pool, wanted[i].second, pods[i])).c_str());
       claims_.push_back({"ml", doc["metadata"]["name"].GetString(), doc["metadata"]["uid"].GetString()});
     }
+    if (lab_) VaryClaimedNetdevs(slices, wanted);
   }
   return true;
 }
@@ -352,13 +473,18 @@ bool FaultNode::StartDaemon(const std::string& fault, std::string* why, bool wai
 StepAnswer FaultNode::CreateContainer(const std::string& pod, const std::string& container) {
   const auto& sandbox = pods_.at(pod);
   testing::api::ContainerAdjustment adjust;
-  auto status = runtime_->CreateContainer(sandbox, testing::FakeNriRuntime::MakeContainer(sandbox, container, {}),
-                                          &adjust);
+  auto created = testing::FakeNriRuntime::MakeContainer(sandbox, container, {});
+  created.set_id(sandbox.id().substr(0, 32) + std::string(32 - std::min<std::size_t>(container.size(), 32), '0') +
+                 container.substr(0, 32));  // one id per container of the pod
+  auto status = runtime_->CreateContainer(sandbox, created, &adjust);
   if (!status.ok()) {
     // containerd starts the container anyway, without this plugin's edits.
     bypassed_.push_back(pod + "/" + container);
+    containers_[pod + "/" + container] = created;
     return {false, status.message};
   }
+  for (const auto& d : adjust.linux().devices()) *created.mutable_linux()->add_devices() = d;
+  containers_[pod + "/" + container] = created;
   return {true, DescribeAdjustment(adjust)};
 }
 
@@ -370,14 +496,20 @@ StepAnswer FaultNode::PodEvent(Step step) {
     case Step::kRunPodA:
     case Step::kRunPodB:
       running_.insert(pod);  // the runtime starts the sandbox whatever the plugin says
+      stopped_.erase(pod);
       status = runtime_->RunPodSandbox(sandbox);
+      if (status.ok() && lab_) return {true, "pod " + pod + ":\n" + PodNetwork(pod)};
       break;
     case Step::kStopPodA:
     case Step::kStopPodB:
+      stopped_.insert(pod);
       status = runtime_->StopPodSandbox(sandbox);
+      if (status.ok() && lab_) return {true, "pod " + pod + ":\n" + PodNetwork(pod) + "node:\n" + NodeNetwork()};
       break;
     default:
       running_.erase(pod);
+      stopped_.erase(pod);
+      std::erase_if(containers_, [&](const auto& entry) { return entry.first.starts_with(pod + "/"); });
       status = runtime_->RemovePodSandbox(sandbox);
       break;
   }

@@ -1,8 +1,14 @@
 #pragma once
 // tests/integration/faults/fault_harness.h — one node for fault tests: the
-// real dranetd-faultpoints binary on the GB300 snapshot, with the fake API
-// server, fake kubelet and fake NRI runtime in this process (loopback TCP and
-// unix sockets only).
+// real dranetd-faultpoints binary on a node snapshot (GB300: RDMA devices
+// only; A4: netdevs too), with the fake API server, fake kubelet and fake NRI
+// runtime in this process (loopback TCP and unix sockets only).
+//
+// With real netdevs (root), the node is a network namespace of its own with a
+// veth standing in for every netdev of the snapshot (tests/support/netns_lab.h), the test
+// thread and the fakes live in it, each pod has a network namespace, and the
+// host state of the claimed netdevs is varied (a link down, extra addresses)
+// so that a restore has more to get right than the snapshot's defaults.
 //
 //   DaemonProcess  dranetd as a child: optional DRANET_FAULT, log in a file,
 //                  exit status, the metrics port it logged.
@@ -26,6 +32,7 @@
 #include "fake_apiserver.h"
 #include "fake_kubelet.h"
 #include "fake_nri_runtime.h"
+#include "netns_lab.h"
 #include "inject/plan.h"
 #include "state/checkpoint_store.h"
 
@@ -117,6 +124,7 @@ class FaultNode {
   struct Options {
     std::string dranetd;  // binary
     std::filesystem::path snapshot;
+    bool real_netdevs = false;  // root only: see the file comment
   };
   explicit FaultNode(Options options);
   ~FaultNode();
@@ -129,8 +137,16 @@ class FaultNode {
   DaemonProcess& daemon() { return *daemon_; }
   bool daemon_running() { return daemon_ && !daemon_->Exited(); }
 
-  // Runs one step against the current daemon.
+  // Runs one step against the current daemon. With real netdevs, pod steps
+  // answer what the pod's network namespace (and, at Stop, the node's) holds.
   StepAnswer Run(Step step);
+
+  // With real netdevs: the stand-in netdevs of the node network namespace
+  // (name, up/down, MTU, MAC, addresses, carried routes, rules, neighbours),
+  // as text, and what they were before the first prepare.
+  std::string NodeNetwork() const;
+  const std::string& node_network_at_start() const { return node_network_at_start_; }
+  std::string PodNetwork(const std::string& pod) const;
 
   // Restarts the fake NRI runtime / kubelet (the plugin must reconnect /
   // re-register).
@@ -150,8 +166,12 @@ class FaultNode {
   // (dranetd dead or disconnected): "<pod>/<container>".
   const std::vector<std::string>& bypassed() const { return bypassed_; }
   // Starts a container in `pod` ("A" or "B") now; counts a bypass when the
-  // plugin does not answer.
+  // plugin does not answer. The runtime lists it (with the devices it got)
+  // in its next Synchronize, as containerd does.
   StepAnswer CreateContainer(const std::string& pod, const std::string& container);
+  // A pod whose sandbox runs (started, not stopped) and so could start a
+  // container now: "A", "B", or "" when none.
+  std::string StartedPod() const;
 
   fakes::FakeApiServer& api() { return api_; }
   testing::FakeNriRuntime& runtime() { return *runtime_; }
@@ -163,7 +183,15 @@ class FaultNode {
   StepAnswer PodEvent(Step step);
   std::vector<testing::api::PodSandbox> RunningPods() const;
 
+  // Gives the claimed netdevs a host state of their own (one link down, extra
+  // addresses) and records it as node_network_at_start_.
+  void VaryClaimedNetdevs(const std::vector<std::string>& slices,
+                          const std::vector<std::pair<std::string, std::vector<std::string>>>& claims);
+
   Options options_;
+  // Created (and entered) before the fakes, so that they serve inside it.
+  std::unique_ptr<netlab::NetnsLab> lab_;
+  std::string node_network_at_start_;
   std::filesystem::path dir_;
   fakes::FakeApiServer api_;
   std::unique_ptr<testing::FakeNriRuntime> runtime_;
@@ -172,7 +200,10 @@ class FaultNode {
   int daemon_starts_ = 0;
   std::vector<fakes::KubeletClaim> claims_;
   std::map<std::string, testing::api::PodSandbox> pods_;  // "A", "B"
+  std::map<std::string, std::string> pod_netns_;         // "A", "B" -> network namespace name
   std::set<std::string> running_;                         // pods between Run and Remove
+  std::set<std::string> stopped_;                         // pods between Stop and Remove
+  std::map<std::string, testing::api::Container> containers_;  // "<pod>/<name>" of running pods
   std::vector<std::string> bypassed_;
 };
 

@@ -3,13 +3,14 @@
 // second prepare answers as an uninterrupted one does.
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <set>
 #include <sstream>
 
 #include "integration_support.h"
 #include "inventory/inventory.h"
 #include "state/checkpoint_store.h"
-#include "state/fault_points.h"
+#include "base/fault_points.h"
 
 namespace dranet::kubelet {
 namespace {
@@ -31,8 +32,15 @@ class FaultPointTest : public ::testing::TestWithParam<std::string_view> {
                        {claims_[2].uid, {"rdma_cm", "umad2", "uverbs2"}}};
   }
 
-  Harness::Options HarnessOptions(std::string fault = "") {
-    return {dir_.path() / "kubelet", dir_.path() / "state", Gb300Root(), api_.url(), kGb300Node, std::move(fault)};
+  Harness::Options HarnessOptions(std::string fault = "", std::filesystem::path log_file = {}) {
+    return {dir_.path() / "kubelet", dir_.path() / "state", Gb300Root(), api_.url(), kGb300Node, std::move(fault),
+            std::move(log_file)};
+  }
+
+  // Lines of `log` matching `pattern`.
+  static int Matches(const std::string& log, const std::string& pattern) {
+    const std::regex regex(pattern);
+    return static_cast<int>(std::distance(std::sregex_iterator(log.begin(), log.end(), regex), std::sregex_iterator()));
   }
 
   // The checkpoint as a restarted daemon would load it (the harness is dead).
@@ -93,13 +101,25 @@ TEST_P(FaultPointTest, KillAtThePointThenRestartConverges) {
 
   // 3. Restarted: prepare answers as an uninterrupted prepare does; unprepare converges.
   const uint64_t generation = kubelet.Plugin("dra.net")->generation;
-  Harness restarted(HarnessOptions());
+  Harness restarted(HarnessOptions("", dir_.path() / "restarted.log"));
   ASSERT_TRUE(kubelet.WaitForPlugin("dra.net", std::chrono::seconds(30), generation));
+  // Claims the checkpoint holds are restored from it, not prepared again.
+  if (!plans.empty()) {
+    EXPECT_EQ(Matches(restarted.Log(), "\"state checkpoint loaded\".*claims=\"?" + std::to_string(plans.size()) +
+                                           "\"?(\\s|$)"),
+              1)
+        << restarted.Log();
+  }
   if (in_unprepare) {
     EXPECT_EQ(kubelet.Unprepare("dra.net", DraApi::kV1, claims_).size(), claims_.size());
     EXPECT_EQ(kubelet.Prepare("dra.net", DraApi::kV1, claims_), reference);
   }
   auto first = kubelet.Prepare("dra.net", DraApi::kV1, claims_);
+  if (!in_unprepare) {
+    EXPECT_EQ(Matches(restarted.Log(), "\"claim prepared\".*result=\"?already-prepared"),
+              static_cast<int>(plans.size()))
+        << "claims in the checkpoint were prepared again\n" << restarted.Log();
+  }
   auto second = kubelet.Prepare("dra.net", DraApi::kV1beta1, claims_);
   EXPECT_EQ(first, second);
   for (const auto& c : claims_) {
@@ -116,7 +136,7 @@ TEST_P(FaultPointTest, KillAtThePointThenRestartConverges) {
   EXPECT_TRUE(left.empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryFaultPoint, FaultPointTest, ::testing::ValuesIn(state::kFaultPoints),
+INSTANTIATE_TEST_SUITE_P(EveryFaultPoint, FaultPointTest, ::testing::ValuesIn(dranet::kFaultPoints),
                          [](const auto& param_info) {
                            std::string name(param_info.param);
                            for (auto& c : name)

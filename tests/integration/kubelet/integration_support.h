@@ -1,6 +1,7 @@
 #pragma once
 // Shared pieces of the core/kubelet integration tests: temp dirs, claims in
 // the fake API server, and the kubelet-harness process.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,8 +9,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -93,11 +96,16 @@ class Harness {
   struct Options {
     std::filesystem::path kubelet_root, state_dir, host_root;
     std::string api_server, node_name, fault;
+    std::filesystem::path log_file;  // the harness's stderr; empty: this process's
   };
-  explicit Harness(const Options& o) {
+  explicit Harness(const Options& o) : log_file_(o.log_file) {
     pid_ = ::fork();
     if (pid_ == 0) {
       if (!o.fault.empty()) ::setenv("DRANET_FAULT", o.fault.c_str(), 1);
+      if (!o.log_file.empty()) {
+        const int fd = ::open(o.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0) ::dup2(fd, STDERR_FILENO);
+      }
       std::vector<std::string> args = {DRANET_KUBELET_HARNESS, "--kubelet-root-dir", o.kubelet_root.string(),
                                        "--state-dir", o.state_dir.string(), "--host-root", o.host_root.string(),
                                        "--api-server", o.api_server, "--node-name", o.node_name};
@@ -125,8 +133,16 @@ class Harness {
     ::kill(pid_, SIGTERM);
     return Wait();
   }
+  // What it logged so far (Options::log_file).
+  std::string Log() const {
+    std::ifstream in(log_file_);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
 
  private:
+  std::filesystem::path log_file_;
   pid_t pid_ = -1;
   bool waited_ = false;
 };

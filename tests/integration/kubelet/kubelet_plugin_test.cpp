@@ -216,6 +216,24 @@ TEST_F(KubeletPluginTest, AnErrorOnOneClaimLeavesTheOthersPrepared) {
   EXPECT_EQ(store_->All().size(), 1U);
 }
 
+// An API server that holds one claim's GET does not cost the kubelet its
+// call: the answer arrives before kubelet's gRPC deadline, the claim beside
+// it prepared and the held one failed with a reason kubelet retries on.
+TEST_F(KubeletPluginTest, AClaimTheApiServerHoldsIsAnsweredBeforeKubeletsDeadline) {
+  StartPlugin();
+  auto good = PutClaim(api_, ClaimJson("good", kGb300Node, {DeviceFor("mlx5_0")}));
+  auto held = PutClaim(api_, ClaimJson("held", kGb300Node, {DeviceFor("mlx5_1")}));
+  api_.InjectFault({"GET", "resourceclaims/held", 500, -1, std::chrono::seconds(120), -1});
+  std::map<std::string, fakes::KubeletPrepareResult> answers;
+  ASSERT_NO_THROW(answers = kubelet_.Prepare("dra.net", DraApi::kV1, {good, held}, std::chrono::seconds(6)))
+      << "the call ran past kubelet's deadline";
+  api_.ClearFaults();
+  EXPECT_EQ(answers.at(good.uid).error, "");
+  EXPECT_EQ(answers.at(good.uid).devices.size(), 1U);
+  EXPECT_THAT(answers.at(held.uid).error, HasSubstr("before the prepare deadline"));
+  EXPECT_FALSE(store_->Get(held.uid));
+}
+
 TEST_F(KubeletPluginTest, SameClaimFromManyCallersIsPreparedOnce) {
   StartPlugin();
   auto claim = PutClaim(api_, ClaimJson("busy", kGb300Node, {DeviceFor("mlx5_0"), DeviceFor("mlx5_1")}));

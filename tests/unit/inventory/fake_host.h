@@ -36,9 +36,16 @@ class FakeHost {
 
   // Symlink root/relative -> root/target, written relative like the kernel's.
   void Link(const std::string& relative, const std::string& target) {
+    RawLink(relative, (root_ / target).lexically_relative((root_ / relative).parent_path()));
+  }
+
+  // Symlink root/relative whose text is `text` as given (an absolute path, a
+  // ".." chain), replacing whatever root/relative was.
+  void RawLink(const std::string& relative, const std::filesystem::path& text) {
     auto path = root_ / relative;
     std::filesystem::create_directories(path.parent_path());
-    std::filesystem::create_symlink((root_ / target).lexically_relative(path.parent_path()), path);
+    std::filesystem::remove(path);
+    std::filesystem::create_symlink(text, path);
   }
 
   // A PCI function under root bus pci0000:00; returns its devices/ path.

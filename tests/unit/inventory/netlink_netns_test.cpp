@@ -127,6 +127,19 @@ TEST_F(NetlinkNetnsTest, TwoIpv4DefaultRoutesWithEqualMetricAreBothRead) {
   EXPECT_EQ(ExcludedUplinkInterfaces(facts), (std::set<std::string>{uplink1_, uplink2_}));
 }
 
+// The MTU range the driver accepts comes from the kernel (veth: 68..65535),
+// so prepare can refuse a claim MTU the netdev would reject at pod start.
+TEST_F(NetlinkNetnsTest, LinksCarryTheMtuRangeTheirDriverAccepts) {
+  auto facts = Facts();
+  for (const auto& link : facts.links) {
+    if (link.name != uplink1_) continue;
+    EXPECT_EQ(link.min_mtu, 68u);
+    EXPECT_EQ(link.max_mtu, 65535u);
+    return;
+  }
+  FAIL() << "no link " << uplink1_;
+}
+
 TEST_F(NetlinkNetnsTest, MultipathIpv4DefaultRouteExcludesEveryNextHop) {
   ASSERT_TRUE(Ip("route add default nexthop via 10.0.1.1 dev " + uplink1_ + " nexthop via 10.0.2.1 dev " +
                  uplink2_ + " weight 3"));

@@ -121,6 +121,8 @@ TEST(A4Snapshot, PublishesEightRoceNicsAndTheSecondGvnic) {
   const char* nic_buses[] = {"09", "0d", "14", "18", "b9", "bd", "c4", "c8"};
   const char* gpu_buses[] = {"0a", "0e", "15", "19", "ba", "be", "c5", "c9"};
   HostPaths paths(NodeSnapshot("a4-highgpu-8g"));
+  auto root = SysfsDirectory::OpenRoot(paths.root);
+  SysfsDirectory sysfs(root, "sys");
   for (int n = 0; n < 8; ++n) {
     SCOPED_TRACE(n);
     std::string address = std::string("0000:") + nic_buses[n] + ":00.0";
@@ -138,8 +140,7 @@ TEST(A4Snapshot, PublishesEightRoceNicsAndTheSecondGvnic) {
     EXPECT_EQ(Attribute<std::string>(*device, attr::kEncapsulation), "ether");
     EXPECT_EQ(Attribute<std::string>(*device, attr::kPciDevice), "MT2910 Family [ConnectX-7]");
     // NIC N and GPU N hang from the same PCIe root.
-    auto gpu_link = ResolveLink(paths.sysfs / "bus/pci/devices" / (std::string("0000:") + gpu_buses[n] + ":00.0"),
-                                paths.root);
+    auto gpu_link = sysfs.ResolveLink(std::string("bus/pci/devices/0000:") + gpu_buses[n] + ":00.0");
     ASSERT_TRUE(gpu_link.has_value());
     EXPECT_EQ(Attribute<std::string>(*device, attr::kStandardPcieRoot), PcieRootInPath(*gpu_link, paths.sysfs));
     uint32_t index = static_cast<uint32_t>(n);

@@ -108,17 +108,34 @@ TEST_F(ApiClientTest, NotFoundErrorNamesPathAndStatus) {
 }
 
 TEST_F(ApiClientTest, RetriesServerErrorsWithGrowingJitteredBackoff) {
-  auto client = env_.MakeClient();
+  // Sleeps are recorded, not waited, so the delays can be large enough for every attempt's
+  // window to be told apart from its neighbours' and for the cap to be reached.
+  auto options = ApiTestEnv::FastOptions();
+  options.initial_backoff = std::chrono::milliseconds(100);
+  options.max_backoff = std::chrono::milliseconds(1000);
+  options.max_attempts = 8;
+  constexpr int kFailures = 7;
+  auto client = env_.MakeClient(options);
   env_.server().PutObject("/api/v1/nodes", R"({"metadata":{"name":"n1"}})");
-  env_.server().InjectFault({"GET", "/nodes/n1", 503, -1, {}, 3});
+  env_.server().InjectFault({"GET", "/nodes/n1", 503, -1, {}, kFailures});
   auto node = client->Get("/api/v1/nodes/n1");
   EXPECT_EQ(MetadataField(node, "name"), "n1");
-  EXPECT_EQ(client->Stats().retries, 3u);
+  EXPECT_EQ(client->Stats().retries, static_cast<uint64_t>(kFailures));
   auto sleeps = env_.sleeps();
-  ASSERT_EQ(sleeps.size(), 3u);
-  // initial 1 ms doubling, equal jitter: attempt n waits within [2^(n-1)/2, 2^(n-1)] ms.
-  EXPECT_LE(sleeps[2].count(), 4);
-  EXPECT_GE(sleeps[2].count(), 2);
+  ASSERT_EQ(sleeps.size(), static_cast<std::size_t>(kFailures));
+  // Equal jitter: attempt n waits within [w/2, w], w = min(initial · 2^(n-1), max):
+  // 100, 200, 400, 800, then 1000 for every later attempt.
+  for (int n = 1; n <= kFailures; ++n) {
+    const int64_t window = std::min<int64_t>(100 * (int64_t{1} << (n - 1)), 1000);
+    const int64_t slept = sleeps[n - 1].count();
+    EXPECT_GE(slept, window - window / 2) << "attempt " << n;
+    EXPECT_LE(slept, window) << "attempt " << n;
+  }
+  // Until the cap each window starts where the previous one ends, so the delays never shrink
+  // (attempts 1-4), and each window starts above the one two attempts earlier, so they strictly
+  // grow two apart (attempts 1-5).
+  for (int n = 2; n <= 4; ++n) EXPECT_GE(sleeps[n - 1], sleeps[n - 2]) << "attempt " << n;
+  for (int n = 3; n <= 5; ++n) EXPECT_GT(sleeps[n - 1], sleeps[n - 3]) << "attempt " << n;
 }
 
 TEST_F(ApiClientTest, TooManyRequestsHonoursRetryAfter) {

@@ -95,6 +95,32 @@ TEST_F(ResourceClaimTest, ReaderGetsByNameAndChecksTheUid) {
   EXPECT_THROW(reader.Get("ml", "absent", "u"), ClaimError);
 }
 
+// A claim larger than any object the API server stores is refused while it
+// downloads, before parsing (a 50 MB string used to cost 213 MB of memory);
+// a large but possible one is read.
+TEST_F(ResourceClaimTest, ClaimLargerThanTheApiServerCouldStoreIsRefusedUnparsed) {
+  auto with_annotation = [](const std::string& name, std::size_t bytes) {
+    std::string claim = kAllocatedClaim;
+    const std::string from = R"("metadata": {"name": "train-0-nics",)";
+    claim.replace(claim.find(from), from.size(),
+                  R"("metadata": {"name": ")" + name + R"(", "annotations": {"filler": ")" +
+                      std::string(bytes, 'x') + R"("},)");
+    return claim;
+  };
+  rapidjson::Document big, huge;
+  big.Parse(env_.server().PutObject(kClaims, with_annotation("big", 3u << 20)).c_str());
+  huge.Parse(env_.server().PutObject(kClaims, with_annotation("huge", kMaxObjectBytes + 1)).c_str());
+  auto client = env_.MakeClient();
+  ResourceClaimReader reader(*client, env_.log());
+  EXPECT_EQ(reader.Get("ml", "big", MetadataField(big, "uid")).name, "big");
+  try {
+    reader.Get("ml", "huge", MetadataField(huge, "uid"));
+    FAIL() << "a claim over " << kMaxObjectBytes << " bytes was read";
+  } catch (const ApiError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("response larger than 4 MiB"));
+  }
+}
+
 // A claim name from the kubelet socket is never a path: "../" cannot steer
 // the GET (or an Event) to another resource; nothing reaches the server.
 TEST_F(ResourceClaimTest, NamesThatAreNotKubernetesNamesMakeNoRequest) {

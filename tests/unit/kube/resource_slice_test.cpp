@@ -2,6 +2,7 @@
 
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -95,6 +96,47 @@ TEST_F(ResourceSliceTest, SplitsThreeHundredDevicesIntoThreeSortedSlices) {
   // Same input, same output.
   auto again = BuildSlices(NodeParams(), ManyDevices(300), log_);
   for (std::size_t i = 0; i < slices.size(); ++i) EXPECT_EQ(SliceToJson(slices[i]), SliceToJson(again[i]));
+}
+
+// The API caps a slice at 64 devices only when a device has taints or consumes counters. Ours
+// never do, so a slice is filled to 128; if a device ever carried either, this test's key check
+// fails and the 64-device rule has to come back.
+TEST_F(ResourceSliceTest, SlicesFillTo128BecauseNoDeviceHasTaintsOrCounters) {
+  auto exactly = BuildSlices(NodeParams(), ManyDevices(128), log_);
+  ASSERT_EQ(exactly.size(), 1u);
+  EXPECT_EQ(exactly[0].devices.size(), 128u);
+
+  auto one_more = BuildSlices(NodeParams(), ManyDevices(129), log_);
+  ASSERT_EQ(one_more.size(), 2u);
+  EXPECT_EQ(one_more[0].devices.size(), 128u);
+  EXPECT_EQ(one_more[1].devices.size(), 1u);
+
+  rapidjson::Document json;
+  json.Parse(SliceToJson(one_more[0]).c_str());
+  ASSERT_TRUE(json.IsObject());
+  for (const auto& device : json["spec"]["devices"].GetArray()) {
+    std::vector<std::string> keys;
+    for (const auto& member : device.GetObject()) keys.emplace_back(member.name.GetString());
+    EXPECT_THAT(keys, ::testing::ElementsAre("name", "attributes"));
+  }
+}
+
+TEST_F(ResourceSliceTest, StoredTaintsOrCountersMakeTheSliceForeign) {
+  auto desired = BuildSlices(NodeParams(), {MakeDevice("pci-0101-00-00-0")}, log_)[0];
+  const std::pair<const char*, const char*> fields[] = {
+      {"taints", R"([{"key":"k","effect":"NoSchedule"}])"},
+      {"consumesCounters", R"([{"counterSet":"c","counters":{"memory":{"value":"1Gi"}}}])"}};
+  for (const auto& [key, text] : fields) {
+    rapidjson::Document json;
+    json.Parse(SliceToJson(desired).c_str());
+    rapidjson::Document value(&json.GetAllocator());
+    value.Parse(text);
+    json["spec"]["devices"][0].AddMember(rapidjson::StringRef(key), rapidjson::Value(value, json.GetAllocator()),
+                                         json.GetAllocator());
+    auto stored = ParseSlice(json);
+    EXPECT_TRUE(stored.has_foreign_content) << key;
+    EXPECT_FALSE(SemanticallyEqual(desired, stored)) << key;
+  }
 }
 
 TEST_F(ResourceSliceTest, NoDevicesNoSlices) {

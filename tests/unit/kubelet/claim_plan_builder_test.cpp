@@ -55,6 +55,8 @@ class PlanBuilderTest : public ::testing::Test {
       link.name = name;
       link.flags = IFF_UP;
       link.mtu = 8896;
+      link.min_mtu = 68;
+      link.max_mtu = 9978;  // mlx5
       link.addresses = {net + "2/32", "fe80::1/64"};
       facts.links.push_back(link);
       inventory::RouteFacts gateway{AF_INET, net + "1/32", "", RT_SCOPE_LINK, RT_TABLE_MAIN, 100, RTPROT_DHCP,
@@ -153,6 +155,16 @@ TEST_F(PlanBuilderTest, NetdevPlanCapturesHostStateAndConfig) {
   EXPECT_EQ(n.host_state.mtu, 8896U);
   EXPECT_EQ(n.rdma_device, "mlx5_4");
   EXPECT_EQ(NodePaths(plan).count("/dev/infiniband/uverbs4"), 1U);
+}
+
+// The netdev's driver range (IFLA_MIN_MTU..IFLA_MAX_MTU) bounds a claim MTU
+// at prepare: outside it the move at pod start would fail.
+TEST_F(PlanBuilderTest, MtuOutsideTheDriversRangeIsRefusedAtPrepare) {
+  auto claim = Claim("roce", {"pci-0000-84-00-0"});
+  claim.configs.push_back(Opaque(R"({"interface":{"mtu":9978}})"));
+  EXPECT_EQ(BuildClaimPlan(claim, inventory_, options_, {}, host_state_).netdevs.at(0).mtu, 9978U);
+  claim.configs = {Opaque(R"({"interface":{"mtu":9979}})")};
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("config sets mtu 9979 but netdev gpu0rdma0 accepts 68 to 9978"));
 }
 
 TEST_F(PlanBuilderTest, OneHostReadPerClaimAndSourcesMergeHostThenCloudThenClaim) {

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <latch>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -62,10 +64,22 @@ class DraServiceTest : public ::testing::Test {
   std::unique_ptr<DraService> Make() {
     DraServiceOptions options;
     options.plan.pool_name = kNode;
+    options.prepare_timeout = prepare_timeout_;
+    options.prepare_workers = workers_;
     DraServiceDeps deps;
-    deps.claims = [this](const std::string& ns, const std::string& name, const std::string& uid, std::stop_token) {
+    deps.claims = [this](const std::string& ns, const std::string& name, const std::string& uid,
+                         std::stop_token stop) {
       ++lookups_;
       if (gate_) gate_->wait();
+      if (hanging_.contains(name)) {
+        // An API server that never answers: only the stop token ends the wait.
+        std::mutex mu;
+        std::condition_variable_any cv;
+        std::unique_lock lock(mu);
+        cv.wait_for(lock, stop, std::chrono::seconds(20), [] { return false; });
+        if (stop.stop_requested()) ++lookups_stopped_;
+        throw kube::ApiError(0, "Cancelled", "GET /apis/.../" + name + ": cancelled");
+      }
       std::lock_guard lock(mu_);
       auto it = claims_.find(name);
       if (it == claims_.end() || ns != it->second.namespace_name)
@@ -94,7 +108,10 @@ class DraServiceTest : public ::testing::Test {
   std::map<std::string, kube::ResourceClaim> claims_;
   std::shared_ptr<const std::vector<inventory::Device>> inventory_;
   MemoryClaims store_;
-  std::atomic<int> lookups_{0}, inventory_calls_{0};
+  std::atomic<int> lookups_{0}, inventory_calls_{0}, lookups_stopped_{0};
+  std::chrono::milliseconds prepare_timeout_{30'000};
+  unsigned workers_ = 8;
+  std::set<std::string> hanging_;  // claims whose lookup never answers
   std::latch* gate_ = nullptr;
   std::vector<std::string> events_;
   inject::PodNetnsApplier* netdevs_ = nullptr;
@@ -247,6 +264,55 @@ TEST_F(DraServiceTest, FailedWriteFailsTheClaimsOfTheCall) {
   EXPECT_TRUE(answers["uid-one"].devices.empty());
   store_.fail_writes = false;
   EXPECT_EQ(service->Prepare({Req("one")})["uid-one"].error, "");
+}
+
+// A claim whose API read never ends fails at the deadline, with a message
+// that says so; the claims beside it are prepared.
+TEST_F(DraServiceTest, ClaimStuckOnTheApiServerFailsAtThePrepareDeadline) {
+  prepare_timeout_ = std::chrono::milliseconds(100);
+  claims_["stuck"] = Claim("stuck", {"pci-0102-00-00-0"});
+  hanging_.insert("stuck");
+  auto service = Make();
+  auto answers = service->Prepare({Req("one"), Req("stuck")});
+  EXPECT_EQ(answers["uid-one"].error, "");
+  EXPECT_THAT(answers["uid-stuck"].error, HasSubstr("before the prepare deadline"));
+  EXPECT_EQ(lookups_stopped_.load(), 1) << "the lookup was never told to give up";
+  EXPECT_EQ(store_.All().size(), 1U);
+}
+
+// Kubelet's own deadline counts too: an earlier caller deadline wins over
+// the configured timeout.
+TEST_F(DraServiceTest, CallerDeadlineEndsThePrepareEarlier) {
+  claims_["stuck"] = Claim("stuck", {"pci-0102-00-00-0"});
+  hanging_.insert("stuck");
+  auto service = Make();
+  auto answers =
+      service->Prepare({Req("stuck")}, std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
+  EXPECT_THAT(answers["uid-stuck"].error, HasSubstr("before the prepare deadline"));
+  EXPECT_EQ(lookups_stopped_.load(), 1);
+}
+
+// Every worker is held by stuck claims of another call: a later call's
+// claims are answered by its own deadline (not started, kubelet retries)
+// instead of waiting for the stuck ones.
+TEST_F(DraServiceTest, ClaimsThatFoundNoFreeWorkerFailAtTheirDeadline) {
+  workers_ = 1;
+  claims_["stuck"] = Claim("stuck", {"pci-0102-00-00-0"});
+  hanging_.insert("stuck");
+  prepare_timeout_ = std::chrono::seconds(2);
+  auto service = Make();
+  std::thread stuck_call([&] { service->Prepare({Req("stuck")}); });
+  ASSERT_TRUE([&] {
+    for (int i = 0; i < 5000 && lookups_.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return lookups_.load() == 1;
+  }());
+  auto answers = service->Prepare({Req("one"), Req("two")}, std::chrono::steady_clock::now() +
+                                                                std::chrono::milliseconds(50));
+  EXPECT_EQ(lookups_stopped_.load(), 0) << "the later call waited for the stuck claim's deadline";
+  stuck_call.join();
+  EXPECT_THAT(answers["uid-one"].error, HasSubstr("not started before the prepare deadline"));
+  EXPECT_THAT(answers["uid-two"].error, HasSubstr("not started before the prepare deadline"));
+  EXPECT_EQ(lookups_.load(), 1) << "claims past their deadline must not reach the API server";
 }
 
 TEST_F(DraServiceTest, MissingDependenciesAreRejected) {

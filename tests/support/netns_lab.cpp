@@ -1,4 +1,4 @@
-#include "demo_netns.h"
+#include "netns_lab.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -31,7 +31,7 @@
 
 extern char** environ;
 
-namespace dranet::demo {
+namespace dranet::netlab {
 namespace fs = std::filesystem;
 namespace {
 
@@ -306,13 +306,6 @@ std::string FormatRoute(const inventory::RouteFacts& route, const std::string& d
   return out;
 }
 
-bool SameRoute(const inventory::RouteFacts& a, const inventory::RouteFacts& b) {
-  auto gateway = [](const inventory::RouteFacts& r) {
-    return r.nexthops.empty() ? std::string() : r.nexthops.front().gateway;
-  };
-  return a.family == b.family && a.destination == b.destination && a.table == b.table && gateway(a) == gateway(b);
-}
-
 NetnsLab::NetnsLab() : prefix_(std::string(kPrefix)), node_(prefix_ + "node-" + std::to_string(::getpid())) {
   original_netns_fd_ = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
   if (original_netns_fd_ < 0)
@@ -429,4 +422,4 @@ void NetnsLab::RemovePod(const std::string& name) {
 
 std::string NetnsLab::PathOf(const std::string& name) { return kNetnsDir + name; }
 
-}  // namespace dranet::demo
+}  // namespace dranet::netlab

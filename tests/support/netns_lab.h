@@ -1,5 +1,6 @@
 #pragma once
-// tests/integration/demo/demo_netns.h — the demo's real network namespaces.
+// tests/support/netns_lab.h — real network namespaces standing in for a
+// node and its pods (dranet-demo, the kill -9 matrix on A4).
 //
 // As root with `ip` available, dranet-demo plays a node with real netdevs:
 //   * a private "node" network namespace (dranet-demo-node-<pid>) holding,
@@ -24,7 +25,7 @@
 #include "base/log.h"
 #include "inventory/netlink_facts.h"
 
-namespace dranet::demo {
+namespace dranet::netlab {
 
 struct CommandResult {
   int rc = -1;
@@ -64,19 +65,16 @@ void TrackDaemon(pid_t pid);  // -1: none
 inventory::NetlinkFacts ReadFactsIn(const std::string& netns_path, Logger& log);
 
 // The routes of `ifindex` that dranetd carries along with a netdev (the
-// rule of inject/host_network.h, restated here so the demo checks dranetd
-// against the snapshot rather than against itself): every table but local,
-// unicast, no default routes, no IPv6 link-local destinations or IPv6
-// `proto kernel` routes. Each returned route keeps only its next hop through
-// `ifindex`.
+// rule of inject/host_network.h): every table but local, unicast, no default
+// routes, no IPv6 link-local destinations or IPv6 `proto kernel` routes. Each
+// returned route keeps only its next hop through `ifindex`. Only used to give
+// a stand-in the snapshot's routes; what a pod must receive comes from the
+// hand-written expected results (demo_expected.h), never from this rule.
 std::vector<inventory::RouteFacts> CarriedRoutes(const inventory::NetlinkFacts& facts, int ifindex);
 
 // "192.168.1.0/24 via 192.168.1.1 dev gpu0rdma0 proto dhcp metric 100", as
 // `ip route` prints it (table, scope, src when not the defaults).
 std::string FormatRoute(const inventory::RouteFacts& route, const std::string& dev);
-
-// Same destination, gateway, table and family.
-bool SameRoute(const inventory::RouteFacts& a, const inventory::RouteFacts& b);
 
 class NetnsLab {
  public:
@@ -110,4 +108,4 @@ class NetnsLab {
   int original_netns_fd_ = -1;
 };
 
-}  // namespace dranet::demo
+}  // namespace dranet::netlab

@@ -1,5 +1,5 @@
 #pragma once
-// core/state/fault_points.h — named crash points for kill -9 tests.
+// core/base/fault_points.h — named crash points for kill -9 tests.
 //
 // DRANET_FAULT_POINT("name") compiles to nothing unless the translation unit is
 // built with DRANET_FAULT_POINTS defined (only the test variants of the
@@ -19,13 +19,13 @@
 #include <cstdlib>
 #endif
 
-namespace dranet::state {
+namespace dranet {
 
 // Every fault point, in the order a prepare/unprepare reaches them.
 inline constexpr std::array<std::string_view, 8> kFaultPoints = {
     "prepare-after-claim-read",   // claim read and validated, nothing built yet
     "prepare-before-persist",     // plans built, checkpoint not written
-    "state-write-torn",           // half of the new checkpoint in <file>.tmp, then killed
+    "state-write-torn",           // half of the new checkpoint written (in <file>.tmp), then killed
     "state-before-rename",        // checkpoint written as <file>.tmp, not renamed
     "state-after-rename",         // new checkpoint in place
     "prepare-after-persist",      // persisted, kubelet not answered
@@ -46,11 +46,11 @@ inline void FaultPoint(std::string_view point) noexcept {
     ::_exit(137);  // not reached
   }
 }
-#define DRANET_FAULT_POINT(name) ::dranet::state::FaultPoint(name)
-#define DRANET_FAULT_ARMED(name) ::dranet::state::FaultArmed(name)
+#define DRANET_FAULT_POINT(name) ::dranet::FaultPoint(name)
+#define DRANET_FAULT_ARMED(name) ::dranet::FaultArmed(name)
 #else
 #define DRANET_FAULT_POINT(name) ((void)0)
 #define DRANET_FAULT_ARMED(name) false
 #endif
 
-}  // namespace dranet::state
+}  // namespace dranet
