@@ -225,6 +225,9 @@ class PodChurnTest : public NetnsTest {
     ASSERT_TRUE(Shell("ip -n " + node_ + " link set " + bridge_ + " up"));
   }
   void TearDown() override {
+    // The monitor's thread writes last_: it ends before any member goes.
+    if (monitor_) monitor_->Stop();
+    monitor_.reset();
     for (const auto& pod : pods_) Shell("ip netns del " + pod);
     NetnsTest::TearDown();
   }
