@@ -56,6 +56,8 @@ FLAGS = [
     ("cdi", "--cdi", "scalar"),
     ("rdmaExclusive", "--rdma-exclusive", "scalar"),
     ("copyHostRoutes", "--copy-host-routes", "scalar"),
+    ("profileProvider", "--profile-provider", "scalar"),
+    ("webhookUrl", "--webhook-url", "optional"),
     ("pluginDir", "--plugin-dir", "list"),
     ("pluginAllow", "--plugin-allow", "joined"),
     ("pluginDeny", "--plugin-deny", "joined"),

@@ -18,6 +18,8 @@ packages=(
   librocm-smi-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev iproute2 util-linux python3
+  # claim-configuration tests: a real DHCP server, ethtool to read features back
+  dnsmasq-base ethtool
   # sanitizer and fuzzing builds (scripts/sanitize.sh): libFuzzer ships with
   # clang; clang 15+ is needed for std::source_location
   ninja-build clang-16 libclang-rt-16-dev

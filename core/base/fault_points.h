@@ -47,10 +47,8 @@ inline void FaultPoint(std::string_view point) noexcept {
   }
 }
 #define DRANET_FAULT_POINT(name) ::dranet::FaultPoint(name)
-#define DRANET_FAULT_ARMED(name) ::dranet::FaultArmed(name)
 #else
 #define DRANET_FAULT_POINT(name) ((void)0)
-#define DRANET_FAULT_ARMED(name) false
 #endif
 
 }  // namespace dranet

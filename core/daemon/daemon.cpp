@@ -29,6 +29,7 @@
 #include "kube/resource_claim.h"
 #include "kube/slice_publisher.h"
 #include "kubelet/kubelet_plugin.h"
+#include "kubelet/webhook_profile_provider.h"
 #include "nri/nri_plugin.h"
 #include "state/checkpoint_store.h"
 #include "plugins/plugin_host.h"
@@ -337,6 +338,19 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     kubelet_plugin = std::make_unique<kubelet::KubeletPlugin>(kubelet_options, inventory_now,
                                                              kubelet::ClaimLookupFrom(*claim_reader), *prepared,
                                                              &plugin_host, logger);
+    if (options.profile_provider == "webhook") {
+      if (options.webhook_url.empty()) {
+        logger.Error("--webhook-url is required with --profile-provider=webhook");
+        return 2;
+      }
+      try {
+        kubelet_plugin->SetProfileProvider(kubelet::ConnectWebhookProfileProvider(options.webhook_url));
+        logger.Info("profile provider ready", {{"provider", "webhook"}, {"url", options.webhook_url}});
+      } catch (const std::exception& e) {
+        logger.Error("cannot use the profile webhook", {{"url", options.webhook_url}, {"error", e.what()}});
+        return 1;
+      }
+    }
     kubelet_plugin->SetOperationObserver(observer);
     kubelet_plugin->SetNetdevApplier(netns_mover.get());
     kubelet_plugin->SetEventSink([&](const kubelet::ClaimRequest& claim, const std::string& reason,

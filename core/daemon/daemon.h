@@ -42,6 +42,11 @@ struct DaemonOptions {
   // kernel otherwise; "live" — always the kernel (a snapshot with real
   // stand-in netdevs); "snapshot" — always the snapshot.
   std::string host_network_source = "auto";
+  // Who resolves a claim config's "profile" (DRANET's flags): "cloud" (the
+  // cloud plugins; none of today's resolves profiles), "webhook" (DRANET's
+  // webhook protocol at webhook_url) or "none".
+  std::string profile_provider = "cloud";
+  std::string webhook_url;
   // NRI plugin (device nodes, env, netdev moves at pod start).
   bool nri = true;
   std::string nri_socket = "/var/run/nri/nri.sock";

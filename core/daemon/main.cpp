@@ -55,6 +55,12 @@ int main(int argc, char** argv) {
                  "Where prepare reads a netdev's host addresses and routes: auto (the snapshot's netlink.json "
                  "under a snapshot --host-root, else the kernel), live or snapshot")
       ->check(CLI::IsMember({"auto", "live", "snapshot"}));
+  app.add_option("--profile-provider", options.profile_provider,
+                 "Who resolves a claim config's profile: cloud (the cloud plugins), webhook (--webhook-url) "
+                 "or none")
+      ->check(CLI::IsMember({"cloud", "webhook", "none"}));
+  app.add_option("--webhook-url", options.webhook_url,
+                 "The profile webhook (DRANET's protocol): http(s)://host:port[/base] or unix:///path.sock");
   app.add_option("--cdi", options.cdi, "Also inject through CDI spec files (fails closed on runtimes with CDI)");
   app.add_option("--cdi-dir", options.cdi_dir, "Directory for CDI spec files");
   app.add_option("--nri", options.nri, "Run the NRI plugin (device nodes, env, netdevs at pod start)");

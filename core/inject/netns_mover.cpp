@@ -17,6 +17,8 @@
 #include <optional>
 
 #include "base/fault_points.h"
+#include "inject/bpf_detach.h"
+#include "inject/link_settings.h"
 #include "inject/netlink_socket.h"
 #include "inventory/netlink_facts.h"
 #include "inject/rdma_link.h"
@@ -61,10 +63,20 @@ LinkPtr FindLinkByMac(nl_sock* sock, const std::string& mac, const std::string& 
   return LinkPtr(chosen);
 }
 
-// Whether `link` is the netdev whose host state is `host` (by MAC; any link
-// when the MAC was not recorded).
-bool IsNetdev(rtnl_link* link, const NetdevHostState& host) {
-  return host.mac.empty() || inventory::FormatMac(rtnl_link_get_addr(link)) == host.mac;
+// Whether `link` is the netdev of `netdev` (by its host MAC or the MAC the
+// claim gave it in the pod; any link when the MAC was not recorded).
+bool IsNetdev(rtnl_link* link, const NetdevPlan& netdev) {
+  const std::string mac = inventory::FormatMac(rtnl_link_get_addr(link));
+  return netdev.host_state.mac.empty() || mac == netdev.host_state.mac ||
+         (!netdev.settings.mac.empty() && mac == netdev.settings.mac);
+}
+
+// The netdev by either of its MACs (see IsNetdev), or null.
+LinkPtr FindNetdevByMac(nl_sock* sock, const NetdevPlan& netdev, const std::string& preferred) {
+  if (netdev.host_state.mac.empty()) return nullptr;
+  if (auto link = FindLinkByMac(sock, netdev.host_state.mac, preferred)) return link;
+  if (netdev.settings.mac.empty()) return nullptr;
+  return FindLinkByMac(sock, netdev.settings.mac, preferred);
 }
 
 NlAddrPtr ParseAddr(const std::string& text, const std::string& what) {
@@ -219,6 +231,14 @@ bool HasNetdevs(const std::vector<ClaimPlan>& plans) {
 
 }  // namespace
 
+void NetnsMover::DetachBpfProgramsIn(const NetnsHandle& pod_ns, const std::string& pod_name) {
+  std::vector<inventory::AttachedBpfProgram> detached;
+  RunInNetns(pod_ns, [&] { detached = DetachBpfPrograms(pod_name); });
+  for (const auto& program : detached)
+    log_.Info("BPF program detached (interface.disableEbpfPrograms)",
+              {{"interface", pod_name}, {"program", inventory::Describe(program)}});
+}
+
 std::string HostNameOf(const NetdevPlan& netdev) {
   return netdev.host_state.if_name.empty() ? netdev.host_if_name : netdev.host_state.if_name;
 }
@@ -312,8 +332,15 @@ void NetnsMover::AttachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
         auto link = FindLink(pod_sock, pod_name);
         if (!link) throw InjectError("netdev " + pod_name + " vanished from the pod after the move");
         const int ifindex = rtnl_link_get_ifindex(link.get());
+        const auto& pod_ns = held_.at(pod.uid).ns;
+        // Down after the move: the MAC can change whatever the driver.
+        SetLinkAttributes(pod_sock, ifindex, netdev.settings, pod_name);
+        ApplyNamespaceSettings(pod_ns, pod_name, netdev.settings);
+        if (netdev.disable_ebpf_programs) DetachBpfProgramsIn(pod_ns, pod_name);
         AddAddresses(pod_sock, ifindex, netdev.addresses, pod_name);
         ChangeLink(pod_sock, link.get(), netdev.mtu.value_or(0), true, false, {});
+        if (!netdev.vrf_name.empty())
+          JoinVrf(pod_ns, pod_sock, ifindex, netdev.vrf_name, netdev.vrf_table, pod_name);
         AddNetworkConfig(pod_sock, ifindex, netdev.routes, netdev.rules, netdev.neighbors, pod_name);
         if (netdev.rdma_exclusive && !netdev.rdma_device.empty()) {
           const auto& held_ns = held_.at(pod.uid).ns;
@@ -336,6 +363,7 @@ void NetnsMover::DetachNetdevs(const PodSandboxRef& pod, const std::vector<Claim
 }
 
 void NetnsMover::HoldLocked(const PodSandboxRef& pod, NetnsHandle ns, const std::vector<ClaimPlan>& plans) {
+  restored_.erase(pod.uid);
   const NetnsId id = IdOf(ns);
   held_[pod.uid] = HeldPod{pod, std::move(ns), id, plans};
 }
@@ -377,6 +405,10 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
   // path may be gone or reused), else whatever the path names now.
   NetnsHandle pod_ns;
   std::vector<ClaimPlan> held_plans;
+  // Restored by this mover already and not attached since (unprepare after
+  // StopPodSandbox): the netdevs are home as the host had them, and may be
+  // someone else's to change by now.
+  if (!held_.contains(pod.uid) && restored_.contains(pod.uid)) return;
   if (auto held = held_.find(pod.uid); held != held_.end()) {
     pod_ns = std::move(held->second.ns);
     held_plans = std::move(held->second.plans);
@@ -407,12 +439,12 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
         // pod's own (never taken for the netdev); the host state is still
         // restored below.
         auto home = FindLink(host_sock, host_name);
-        bool moved = home && IsNetdev(home.get(), host);
+        bool moved = home && IsNetdev(home.get(), netdev);
         if (!moved && pod_sock) {
           auto link = FindLink(pod_sock.get(), pod_name);
-          // The name may be the pod's own interface: the netdev is the link
-          // with its MAC.
-          if (link && !IsNetdev(link.get(), host)) link = FindLinkByMac(pod_sock.get(), host.mac, pod_name);
+          // The name may be the pod's own interface, or the pod renamed the
+          // netdev: it is the link with its MAC.
+          if (!link || !IsNetdev(link.get(), netdev)) link = FindNetdevByMac(pod_sock.get(), netdev, pod_name);
           if (link) {
             MoveLink(pod_sock.get(), link.get(), host_ns_, host_name, host.mtu);
             DRANET_FAULT_POINT("netns-detach-after-move");  // home, its addresses and routes not back yet
@@ -422,7 +454,7 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
         if (!moved) {
           // The pod netns died first: the kernel returned the device, under
           // its pod name or, when the host had that name, as devN.
-          auto stray = !host.mac.empty()       ? FindLinkByMac(host_sock, host.mac, pod_name)
+          auto stray = !host.mac.empty()       ? FindNetdevByMac(host_sock, netdev, pod_name)
                        : pod_name != host_name ? FindLink(host_sock, pod_name)
                                                : nullptr;
           if (!stray) throw InjectError("netdev " + host_name + " is neither in the pod nor on the host");
@@ -431,6 +463,12 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
         auto link = FindLink(host_sock, host_name);
         if (!link) throw InjectError("netdev " + host_name + " vanished after the move back");
         const int ifindex = rtnl_link_get_ifindex(link.get());
+        // What the pod changed goes back while the link is down; the ARP
+        // sysctls are the namespace's defaults again after any move.
+        if (!host.settings.mac.empty() && (rtnl_link_get_flags(link.get()) & IFF_UP) != 0)
+          ChangeLink(host_sock, link.get(), 0, false, false, {});
+        SetLinkAttributes(host_sock, ifindex, host.settings, host_name);
+        ApplyNamespaceSettings(host_ns_, host_name, host.settings);
         AddAddresses(host_sock, ifindex, host.addresses, host_name);
         ChangeLink(host_sock, link.get(), host.mtu, host.up, false, {});
         // A link that is down has no routes to give back (the kernel flushed
@@ -446,6 +484,11 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
     }
   }
   if (!failures.empty()) throw InjectError("pod " + pod.Describe() + ": " + failures);
+  if (restored_.insert(pod.uid).second) restored_order_.push_back(pod.uid);
+  while (restored_order_.size() > kRestoredPodsKept) {
+    restored_.erase(restored_order_.front());
+    restored_order_.pop_front();
+  }
 }
 
 }  // namespace dranet::inject

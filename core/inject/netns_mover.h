@@ -5,10 +5,13 @@
 // Attach is all or nothing: a name the pod already uses is refused before
 // anything moves, and a failure part way moves back what this call moved.
 // Per netdev, attach is one RTM_NEWLINK that moves, renames and sets the MTU
-// at once (sent from the host socket), then addresses, link up, routes (link
-// scope first), policy rules and permanent neighbours from a socket created
-// inside the pod netns. Detach mirrors it with the host's recorded name, MTU,
-// up/down state, addresses, routes, rules and neighbours (host_network.h).
+// at once (sent from the host socket), then, from a socket created inside the
+// pod netns: MAC and GSO/GRO sizes, ARP sysctls and ethtool settings
+// (link_settings.h), BPF programs detached (interface.disableEbpfPrograms),
+// addresses, link up, the VRF, routes (link scope first), policy rules and
+// permanent neighbours. Detach mirrors it with the host's recorded name, MTU,
+// MAC, sizes, ARP sysctls, ethtool values, up/down state, addresses, routes,
+// rules and neighbours (host_network.h).
 // Routes and rules are created exclusively: an identical one already there
 // is accepted, one that differs is never replaced.
 //
@@ -25,8 +28,10 @@
 // beyond the kernel's own move. Thread-safe: hooks are serialized.
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -74,11 +79,20 @@ class NetnsMover : public PodNetnsApplier {
   void DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans);
   // Moves and configures each netdev; the pod's namespace is held already.
   void AttachLocked(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans, nl_sock* pod_sock);
+  // interface.disableEbpfPrograms: every tc/tcx BPF program of the netdev in
+  // the pod goes, each one logged.
+  void DetachBpfProgramsIn(const NetnsHandle& pod_ns, const std::string& pod_name);
 
   NetnsHandle host_ns_;
   Logger& log_;
   mutable std::mutex mu_;  // serializes hooks; guards host_sock_ and held_
   std::map<std::string, HeldPod> held_;  // by pod UID
+  // Pods whose netdevs this mover brought home and restored, not attached
+  // since: a second detach (unprepare after StopPodSandbox) changes nothing.
+  // The oldest are forgotten beyond kRestoredPodsKept.
+  static constexpr std::size_t kRestoredPodsKept = 4096;
+  std::set<std::string> restored_;
+  std::deque<std::string> restored_order_;
   NlSockPtr host_sock_;
   std::atomic<std::int64_t> last_move_ns_{0};
 };

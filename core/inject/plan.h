@@ -59,6 +59,38 @@ struct Neighbor {
   friend bool operator==(const Neighbor&, const Neighbor&) = default;
 };
 
+// Link settings beyond name, MTU and addresses that a claim's config may
+// change (interface.hardwareAddr, the BIG TCP sizes, the ARP sysctls,
+// ethtool). A NetdevPlan holds what the pod gets; its NetdevHostState holds
+// the host's values of exactly those settings, so that teardown puts back
+// what the pod changed. Unset = left as it is.
+struct LinkSettings {
+  std::string mac;  // lowercase colon-separated
+  std::optional<uint32_t> gso_max_size, gro_max_size, gso_ipv4_max_size, gro_ipv4_max_size;
+  // net.ipv4.conf.<if>.arp_ignore / arp_announce. The kernel resets both to
+  // the namespace's defaults whenever the netdev changes namespace.
+  std::optional<int32_t> arp_ignore, arp_announce;
+  // net.ipv4.conf.<if>.forwarding and net.ipv6.conf.<if>.forwarding (reset
+  // on a namespace change too).
+  std::optional<bool> forwarding;
+  std::map<std::string, bool> ethtool_features;       // kernel names ("tx-tcp-segmentation")
+  std::map<std::string, bool> ethtool_private_flags;
+  bool empty() const {
+    return mac.empty() && !gso_max_size && !gro_max_size && !gso_ipv4_max_size && !gro_ipv4_max_size &&
+           !arp_ignore && !arp_announce && !forwarding && ethtool_features.empty() && ethtool_private_flags.empty();
+  }
+  friend bool operator==(const LinkSettings&, const LinkSettings&) = default;
+};
+
+// A DHCP lease obtained at prepare (interface.dhcp): released at unprepare.
+struct DhcpLeaseRecord {
+  std::string address;     // "192.0.2.10/24"
+  std::string server_id;   // the server that granted it
+  std::string server_mac;  // where the RELEASE is framed to
+  std::string client_mac;  // chaddr of the exchange
+  friend bool operator==(const DhcpLeaseRecord&, const DhcpLeaseRecord&) = default;
+};
+
 // The host-side state of a netdev, recorded at prepare so that teardown can
 // restore exactly what was there.
 struct NetdevHostState {
@@ -74,6 +106,8 @@ struct NetdevHostState {
   // pod interface of the same name, a kernel rename to devN). Empty in
   // checkpoints written before it was recorded.
   std::string mac;
+  // The host's values of the settings the plan changes (see LinkSettings).
+  LinkSettings settings{};
   friend bool operator==(const NetdevHostState&, const NetdevHostState&) = default;
 };
 
@@ -87,6 +121,13 @@ struct NetdevPlan {
   std::vector<Route> routes;           // routes to add in the pod: host's, cloud's, claim's
   std::vector<Rule> rules;             // rules to add in the pod
   std::vector<Neighbor> neighbors;     // permanent neighbours to add in the pod
+  LinkSettings settings{};              // MAC, BIG TCP sizes, ARP sysctls, ethtool in the pod
+  // interface.vrf: a VRF device of this name and table in the pod holds the
+  // netdev; its routes (already in `table` here) go into that table.
+  std::string vrf_name;
+  uint32_t vrf_table = 0;
+  bool disable_ebpf_programs = false;  // detach tc and tcx BPF programs in the pod
+  std::optional<DhcpLeaseRecord> dhcp_lease;  // released at unprepare
   std::string rdma_device;             // moved too when rdma_exclusive
   bool rdma_exclusive = false;         // RDMA netns mode exclusive: move the HCA link
   NetdevHostState host_state;          // what to restore on teardown
@@ -101,6 +142,15 @@ struct AllocatedDevice {
   friend bool operator==(const AllocatedDevice&, const AllocatedDevice&) = default;
 };
 
+// A profile resolved at prepare (config "profile"): released at unprepare.
+struct ProfileRecord {
+  std::string device;       // the published device name
+  std::string profile;
+  std::string config_json;  // the config the provider was asked with
+  std::string mac_address, pci_address;  // the device identifiers sent
+  friend bool operator==(const ProfileRecord&, const ProfileRecord&) = default;
+};
+
 struct ClaimPlan {
   std::string claim_uid;
   std::string claim_namespace;
@@ -112,6 +162,7 @@ struct ClaimPlan {
   std::vector<Mount> mounts;
   std::vector<NetdevPlan> netdevs;
   std::vector<std::string> cdi_device_ids;  // returned to kubelet when CDI is on
+  std::vector<ProfileRecord> profiles;      // released at unprepare
   friend bool operator==(const ClaimPlan&, const ClaimPlan&) = default;
 };
 

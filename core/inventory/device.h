@@ -41,6 +41,7 @@ struct Device {
   std::string rdma_device;   // "mlx5_0"; empty when not RDMA-capable
   std::vector<CharDevice> char_devices;  // uverbsN, umadN, issmN, rdma_cm
   std::string driver;        // bound kernel driver, e.g. "mlx5_core"; empty when none
+  std::string physical_function;  // an SR-IOV VF's PF address ("0000:3b:00.0"); empty otherwise
   uint32_t pci_vendor_id = 0;  // e.g. 0x15b3; 0 when not PCI
   uint32_t pci_device_id = 0;  // e.g. 0x101e; 0 when not PCI
   int32_t numa_node = -1;      // -1 when unknown

@@ -37,6 +37,7 @@ struct PciFunction {
   int64_t sriov_total_vfs = 0;
   int64_t sriov_num_vfs = 0;
   bool is_virtual_function = false;
+  std::string physical_function;  // a VF's PF address (the physfn link)
 };
 
 // A netdev that resolved to a PCI function, waiting for the primary choice.
@@ -106,7 +107,8 @@ class DiscoveryPass {
     }
     function.sriov_total_vfs = ReadDecimalFile(dir, "sriov_totalvfs").value_or(0);
     if (function.sriov_total_vfs > 0) function.sriov_num_vfs = ReadDecimalFile(dir, "sriov_numvfs").value_or(0);
-    function.is_virtual_function = dir.LinkTargetName("physfn").has_value();
+    function.physical_function = dir.LinkTargetName("physfn").value_or("");
+    function.is_virtual_function = !function.physical_function.empty();
     return function;
   }
 
@@ -120,6 +122,7 @@ class DiscoveryPass {
     device.name = DeviceNameForPciAddress(function.address);
     device.pci_address = function.address;
     device.driver = function.driver;
+    device.physical_function = function.physical_function;
     device.numa_node = static_cast<int32_t>(function.numa_node);
     if (function.vendor_id) device.pci_vendor_id = static_cast<uint32_t>(*function.vendor_id);
     if (function.device_id) device.pci_device_id = static_cast<uint32_t>(*function.device_id);
@@ -349,6 +352,20 @@ class DiscoveryPass {
     auto ipv6 = GlobalUnicastAddresses(link.addresses, AF_INET6);
     if (!ipv4.empty()) SetString(device, attr::kIpv4, JoinWholeItemsCapped(ipv4));
     if (!ipv6.empty()) SetString(device, attr::kIpv6, JoinWholeItemsCapped(ipv6));
+    if (link.bpf_programs) SetBpfAttributes(device, *link.bpf_programs);
+  }
+
+  // DRANET's eBPF attributes: the comma-joined names of each kind when that
+  // kind is present, and whether any is. Nothing when the names are unknown.
+  void SetBpfAttributes(Device& device, const BpfProgramNames& names) {
+    auto join = [](const std::vector<std::string>& items) {
+      std::string joined;
+      for (std::size_t i = 0; i < items.size(); ++i) joined += (i == 0 ? "" : ",") + items[i];
+      return joined;
+    };
+    if (!names.tc_filters.empty()) SetString(device, attr::kTcFilterNames, join(names.tc_filters));
+    if (!names.tcx_programs.empty()) SetString(device, attr::kTcxProgramNames, join(names.tcx_programs));
+    device.attributes[std::string(attr::kEbpf)] = names.any();
   }
 
   // RDMA attributes and char devices, uplink exclusion, sorting.

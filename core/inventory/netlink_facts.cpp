@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <memory>
 
@@ -108,10 +109,18 @@ void ParseLink(nl_msg* message, std::vector<LinkFacts>& links) {
   nl_msg_parse(message, AddLinkObject, &links);
   if (links.size() != before + 1) return;
   // libnl keeps no MTU range: read it from the message itself.
-  nlattr* attrs[IFLA_MAX + 1] = {};
-  if (nlmsg_parse(nlmsg_hdr(message), sizeof(ifinfomsg), attrs, IFLA_MAX, nullptr) < 0) return;
+  constexpr int kMaxType = std::max(IFLA_MAX, kIflaGroIpv4MaxSize);
+  nlattr* attrs[kMaxType + 1] = {};
+  if (nlmsg_parse(nlmsg_hdr(message), sizeof(ifinfomsg), attrs, kMaxType, nullptr) < 0) return;
   if (attrs[IFLA_MIN_MTU] && nla_len(attrs[IFLA_MIN_MTU]) >= 4) links.back().min_mtu = nla_get_u32(attrs[IFLA_MIN_MTU]);
   if (attrs[IFLA_MAX_MTU] && nla_len(attrs[IFLA_MAX_MTU]) >= 4) links.back().max_mtu = nla_get_u32(attrs[IFLA_MAX_MTU]);
+  auto u32 = [&](int type, uint32_t& into) {
+    if (attrs[type] && nla_len(attrs[type]) >= 4) into = nla_get_u32(attrs[type]);
+  };
+  u32(IFLA_GSO_MAX_SIZE, links.back().gso_max_size);
+  u32(IFLA_GRO_MAX_SIZE, links.back().gro_max_size);
+  u32(kIflaGsoIpv4MaxSize, links.back().gso_ipv4_max_size);
+  u32(kIflaGroIpv4MaxSize, links.back().gro_ipv4_max_size);
 }
 
 // RTM_GETLINK dump without IFLA_EXT_MASK: libnl's link cache always asks for
@@ -191,6 +200,25 @@ void AddRouteObject(nl_object* object, void* routes_arg) {
 }
 
 void ParseRoute(nl_msg* message, std::vector<RouteFacts>& routes) { nl_msg_parse(message, AddRouteObject, &routes); }
+
+// The BPF program names of every link (bpf_programs.h). A link whose
+// programs cannot be read keeps none; one warning per scan names the first
+// failure (without CAP_SYS_ADMIN every link fails alike).
+void AttachBpfProgramNames(nl_sock* socket, std::vector<LinkFacts>& links, Logger& log) {
+  int failures = 0;
+  std::string first_error;
+  for (auto& link : links) {
+    try {
+      link.bpf_programs = NamesOf(ListAttachedBpfPrograms(socket, link.ifindex));
+    } catch (const std::exception& error) {
+      if (failures++ == 0) first_error = link.name + ": " + error.what();
+    }
+  }
+  if (failures > 0) {
+    log.Warning("cannot read the BPF programs of some netdevs; their ebpf attributes are left out",
+                {{"netdevs", failures}, {"error", first_error}});
+  }
+}
 
 // Every family's routes in every table; the local table is dropped while
 // parsing (RTM_GETROUTE cannot filter by table without strict checking).
@@ -326,6 +354,7 @@ NetlinkFacts ReadLiveNetlinkFacts(Logger& log) {
   std::sort(facts.links.begin(), facts.links.end(),
             [](const LinkFacts& a, const LinkFacts& b) { return a.ifindex < b.ifindex; });
   AttachAddresses(socket.get(), facts.links, log);
+  AttachBpfProgramNames(socket.get(), facts.links, log);
   facts.routes = DumpRoutes(socket.get(), log);
   facts.rules = DumpRules(socket.get(), log);
   facts.neighbors = DumpPermanentNeighbors(socket.get(), log);

@@ -7,15 +7,22 @@
 // plus the snapshot's netlink.json (snapshot.h). Both produce NetlinkFacts,
 // so everything downstream is the same code.
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "base/log.h"
+#include "inventory/bpf_programs.h"
 
 struct nl_addr;  // libnl
 
 namespace dranet::inventory {
+
+// IFLA_GSO_IPV4_MAX_SIZE / IFLA_GRO_IPV4_MAX_SIZE (Linux 6.3): newer than
+// the build host's uapi headers may be, so spelled out with the kernel's values.
+inline constexpr int kIflaGsoIpv4MaxSize = 63;
+inline constexpr int kIflaGroIpv4MaxSize = 64;
 
 struct LinkFacts {
   int ifindex = 0;
@@ -32,6 +39,15 @@ struct LinkFacts {
   std::vector<std::string> addresses;  // every address as "ip/prefixlen", any scope
   uint32_t min_mtu = 0;  // IFLA_MIN_MTU / IFLA_MAX_MTU: what the driver accepts;
   uint32_t max_mtu = 0;  // 0 when the kernel does not say (before 4.18, snapshots)
+  // Largest GSO/GRO packet the stack builds for this link (IFLA_GSO_MAX_SIZE,
+  // IFLA_GRO_MAX_SIZE; the IPv4 pair since Linux 6.3): what BIG TCP raises.
+  // 0 when the kernel does not say (older kernels, snapshots).
+  uint32_t gso_max_size = 0, gro_max_size = 0, gso_ipv4_max_size = 0, gro_ipv4_max_size = 0;
+  // Names of the BPF programs on the link's tc and tcx hooks (bpf_programs.h).
+  // nullopt when not known: a snapshot that did not record them, or a live
+  // read that failed (no CAP_SYS_ADMIN); discovery then publishes no ebpf
+  // attributes for the link.
+  std::optional<BpfProgramNames> bpf_programs = std::nullopt;
 };
 
 // One next hop of a route. A plain route has one; a multipath (ECMP) route

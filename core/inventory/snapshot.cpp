@@ -17,6 +17,7 @@
 #include <sstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <span>
 #include <stdexcept>
 
@@ -51,6 +52,26 @@ std::optional<rapidjson::Document> ReadJsonFile(const SysfsDirectory& root, cons
 std::string StringMember(const rapidjson::Value& object, const char* key) {
   auto it = object.FindMember(key);
   return it != object.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString()) : std::string();
+}
+
+// A netlink.json link entry's BPF program names ("tcFilterNames",
+// "tcxProgramNames": arrays of strings). nullopt when the entry has neither
+// (snapshots taken before they were recorded): the names are unknown, not
+// absent. Non-string items are dropped.
+std::optional<BpfProgramNames> ReadBpfProgramNames(const rapidjson::Value& entry) {
+  std::optional<BpfProgramNames> names;
+  for (const auto& [key, into] : {std::pair{"tcFilterNames", &BpfProgramNames::tc_filters},
+                                  std::pair{"tcxProgramNames", &BpfProgramNames::tcx_programs}}) {
+    auto member = entry.FindMember(key);
+    if (member == entry.MemberEnd() || !member->value.IsArray()) continue;
+    if (!names) names.emplace();
+    std::set<std::string> unique;
+    for (const auto& item : member->value.GetArray()) {
+      if (item.IsString()) unique.emplace(item.GetString(), item.GetStringLength());
+    }
+    (*names).*into = {unique.begin(), unique.end()};
+  }
+  return names;
 }
 
 // `master_out` receives the name of the link this one is enslaved to, if any.
@@ -352,6 +373,7 @@ NetlinkFacts ReadSnapshotNetlinkFacts(const fs::path& host_root, Logger& log) {
         auto it = by_name.find(StringMember(entry, "name"));
         if (it == by_name.end()) continue;
         it->second->kind = StringMember(entry, "kind");
+        it->second->bpf_programs = ReadBpfProgramNames(entry);
         auto addresses = entry.FindMember("addresses");
         if (addresses == entry.MemberEnd() || !addresses->value.IsArray()) continue;
         for (const auto& address : addresses->value.GetArray()) {
@@ -564,6 +586,15 @@ std::string NetlinkJson(const NetlinkFacts& facts) {
     json.StartArray();
     for (const auto& address : link.addresses) json.String(address.c_str());
     json.EndArray();
+    if (link.bpf_programs) {
+      for (const auto& [key, names] : {std::pair{"tcFilterNames", &link.bpf_programs->tc_filters},
+                                       std::pair{"tcxProgramNames", &link.bpf_programs->tcx_programs}}) {
+        json.Key(key);
+        json.StartArray();
+        for (const auto& name : *names) json.String(name.c_str(), static_cast<rapidjson::SizeType>(name.size()));
+        json.EndArray();
+      }
+    }
     json.EndObject();
   }
   json.EndArray();

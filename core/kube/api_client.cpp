@@ -7,6 +7,7 @@
 
 #include <curl/curl.h>
 
+#include "base/curl_handle.h"
 #include "base/k8s_names.h"
 #include "base/json.h"
 #include "base/files.h"
@@ -14,32 +15,6 @@
 
 namespace dranet::kube {
 namespace {
-
-// curl_global_init is not thread-safe and must run once per process before any handle exists.
-void EnsureCurlInitialised() {
-  static const bool initialised = [] {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    return true;
-  }();
-  (void)initialised;
-}
-
-struct CurlHandleDeleter {
-  void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
-};
-using CurlHandle = std::unique_ptr<CURL, CurlHandleDeleter>;
-
-struct HeaderListDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
-};
-using HeaderList = std::unique_ptr<curl_slist, HeaderListDeleter>;
-
-void AppendHeader(HeaderList& list, const std::string& header) {
-  curl_slist* grown = curl_slist_append(list.get(), header.c_str());
-  if (grown == nullptr) throw std::bad_alloc();
-  (void)list.release();
-  list.reset(grown);
-}
 
 bool DefaultSleep(std::chrono::milliseconds delay, std::stop_token stop) {
   std::mutex mu;
@@ -154,9 +129,7 @@ class ApiClient::HandlePool {
         return handle;
       }
     }
-    CurlHandle handle(curl_easy_init());
-    if (!handle) throw std::bad_alloc();
-    return handle;
+    return NewCurlHandle();
   }
   void Give(CurlHandle handle) {
     std::lock_guard lock(mu_);
@@ -175,7 +148,7 @@ ApiClient::ApiClient(ClusterConfig config, Logger& log, ApiClientOptions options
       options_(std::move(options)),
       handles_(std::make_unique<HandlePool>()),
       random_(std::random_device{}()) {
-  EnsureCurlInitialised();
+  EnsureCurlGlobalInit();
   if (!options_.sleep) options_.sleep = DefaultSleep;
   if (options_.max_attempts < 1) options_.max_attempts = 1;
 }
@@ -264,11 +237,11 @@ ApiClient::Response ApiClient::PerformOnce(const Request& request, std::stop_tok
   else if (!config_.client_key_file.empty())
     curl_easy_setopt(curl, CURLOPT_SSLKEY, config_.client_key_file.c_str());
 
-  HeaderList headers;
-  AppendHeader(headers, "Accept: application/json");
-  if (!request.body.empty()) AppendHeader(headers, "Content-Type: " + request.content_type);
+  CurlHeaderList headers;
+  AppendCurlHeader(headers, "Accept: application/json");
+  if (!request.body.empty()) AppendCurlHeader(headers, "Content-Type: " + request.content_type);
   if (std::string token = BearerToken(false); !token.empty())
-    AppendHeader(headers, "Authorization: Bearer " + token);
+    AppendCurlHeader(headers, "Authorization: Bearer " + token);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
 
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &state);

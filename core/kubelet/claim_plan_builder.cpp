@@ -9,7 +9,10 @@
 #include <optional>
 #include <set>
 
+#include "inject/ethtool_feature_names.h"
 #include "inject/host_network.h"
+#include "inject/link_settings.h"
+#include "inventory/inventory.h"
 #include "inventory/netlink_facts.h"
 #include "kubelet/network_config.h"
 
@@ -29,7 +32,7 @@ bool ConfigAppliesTo(const kube::OpaqueDeviceConfig& config, const std::string& 
 
 // The merged NetworkConfig for one result: FromClass entries first, then
 // FromClaim, so that what the claim says wins over its class.
-std::optional<NetworkConfig> ConfigFor(const kube::ResourceClaim& claim,
+std::optional<MergedNetworkConfig> ConfigFor(const kube::ResourceClaim& claim,
                                        const kube::DeviceAllocationResult& result,
                                        const std::string& driver) {
   std::vector<std::string> objects, labels;
@@ -46,7 +49,7 @@ std::optional<NetworkConfig> ConfigFor(const kube::ResourceClaim& claim,
   }
   if (objects.empty()) return std::nullopt;
   try {
-    return MergeNetworkConfigs(objects, labels);
+    return MergeNetworkConfigsWithJson(objects, labels);
   } catch (const ConfigError& e) {
     throw PrepareError(ClaimName(claim) + ": invalid " + driver + " config for request \"" +
                        result.request + "\": " + e.what());
@@ -78,22 +81,6 @@ std::string HostPathFor(const std::filesystem::path& dev_root, const std::string
   return (dev_root / relative).string();
 }
 
-// Fields of a NetworkConfig the plan has no place for yet. They are valid
-// DRANET config, so the message says so rather than calling them unknown.
-std::vector<std::string> UnsupportedForNetdev(const NetworkConfig& c) {
-  std::vector<std::string> out;
-  const auto& i = c.interface;
-  if (i.dhcp.value_or(false)) out.push_back("interface.dhcp");
-  if (i.hardware_addr) out.push_back("interface.hardwareAddr");
-  if (i.gso_max_size || i.gro_max_size || i.gso_ipv4_max_size || i.gro_ipv4_max_size)
-    out.push_back("interface.gso/groMaxSize");
-  if (i.disable_ebpf_programs.value_or(false)) out.push_back("interface.disableEbpfPrograms");
-  if (i.arp_ignore || i.arp_announce) out.push_back("interface.arpIgnore/arpAnnounce");
-  if (i.vrf) out.push_back("interface.vrf");
-  if (c.ethtool) out.push_back("ethtool");
-  return out;
-}
-
 // A claim MTU the netdev's driver would refuse at pod start is refused now,
 // when kubelet can still report it on the claim.
 void CheckMtuInDriverRange(uint32_t mtu, const inventory::NetlinkFacts& facts, const std::string& if_name,
@@ -113,6 +100,207 @@ std::string Join(const std::vector<std::string>& items) {
   return out;
 }
 
+const inventory::LinkFacts* LinkNamed(const inventory::NetlinkFacts& facts, const std::string& name) {
+  for (const auto& link : facts.links)
+    if (link.name == name) return &link;
+  return nullptr;
+}
+
+// "00-11-22-AA-bb-cc" -> "00:11:22:aa:bb:cc", as the kernel reports MACs.
+std::string CanonicalMac(std::string mac) {
+  for (char& c : mac) c = c == '-' ? ':' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return mac;
+}
+
+// An SR-IOV VF cannot take an MTU above its PF's (as DRANET's ValidateVFMTU).
+void CheckVfMtu(uint32_t mtu, const inventory::Device& device, const std::vector<inventory::Device>& inventory,
+                const inventory::NetlinkFacts& facts, const std::string& where) {
+  if (device.physical_function.empty()) return;
+  for (const auto& pf : inventory) {
+    if (pf.pci_address != device.physical_function || pf.if_name.empty()) continue;
+    const auto* link = LinkNamed(facts, pf.if_name);
+    if (link != nullptr && link->mtu > 0 && mtu > link->mtu)
+      throw PrepareError(where + ": config sets mtu " + std::to_string(mtu) + " but netdev " + device.if_name +
+                         " is an SR-IOV VF of " + pf.if_name + ", whose MTU is " + std::to_string(link->mtu) +
+                         "; a VF cannot exceed its PF");
+    return;
+  }
+}
+
+// The ethtool part of a config, resolved against the netdev as the host has
+// it now: kernel names for the pod, the host's values for teardown.
+void ResolveEthtool(const EthtoolConfig& config, const HostAccess& host, const std::string& if_name,
+                    inject::NetdevPlan& netdev, const std::string& where) {
+  if (config.features.empty() && config.private_flags.empty()) return;
+  if (!host.read_ethtool)
+    throw PrepareError(where + ": config sets ethtool settings but this node cannot read them (no ethtool access)");
+  EthtoolState state;
+  try {
+    state = host.read_ethtool(if_name);
+    if (!config.features.empty()) {
+      const auto& f = state.features;
+      netdev.settings.ethtool_features = inject::ResolveFeatureNames(
+          inject::WithoutFixedAtTheirValue(config.features, f.known, f.changeable, f.active), f.changeable, if_name);
+      for (const auto& [name, on] : netdev.settings.ethtool_features)
+        netdev.host_state.settings.ethtool_features[name] = state.features.wanted.count(name) > 0;
+    }
+    if (!config.private_flags.empty()) {
+      inject::CheckPrivateFlagNames(config.private_flags, state.private_flags, if_name);
+      netdev.settings.ethtool_private_flags = config.private_flags;
+      for (const auto& [name, on] : config.private_flags)
+        netdev.host_state.settings.ethtool_private_flags[name] = state.private_flags.at(name);
+    }
+  } catch (const std::exception& e) {
+    throw PrepareError(where + ": ethtool: " + e.what());
+  }
+}
+
+// Everything of `config` that concerns the netdev itself, checked against
+// the live node and recorded in `netdev` with the host's values.
+void ApplyNetdevConfig(const NetworkConfig& config, const inventory::Device& device,
+                       const std::vector<inventory::Device>& inventory, const inventory::NetlinkFacts& facts,
+                       const HostAccess& host, inject::NetdevPlan& netdev, const std::string& where) {
+  const auto& i = config.interface;
+  const inventory::LinkFacts* link = LinkNamed(facts, device.if_name);
+  auto& pod = netdev.settings;
+  auto& was = netdev.host_state.settings;
+  if (i.mtu) {
+    netdev.mtu = static_cast<uint32_t>(*i.mtu);
+    CheckMtuInDriverRange(*netdev.mtu, facts, device.if_name, where);
+    CheckVfMtu(*netdev.mtu, device, inventory, facts, where);
+  }
+  if (i.hardware_addr) {
+    pod.mac = CanonicalMac(*i.hardware_addr);
+    if (link != nullptr && !link->mac.empty() && pod.mac.size() != link->mac.size())
+      throw PrepareError(where + ": config sets hardwareAddr " + *i.hardware_addr + " but netdev " + device.if_name +
+                         " has " + std::to_string((link->mac.size() + 1) / 3) + "-byte addresses");
+    was.mac = netdev.host_state.mac;
+  }
+  auto size = [&](const std::optional<int32_t>& wanted, std::optional<uint32_t>& into, std::optional<uint32_t>& host_value,
+                  uint32_t now, const char* field) {
+    if (!wanted) return;
+    if (link != nullptr && now == 0)
+      throw PrepareError(where + ": config sets interface." + field + " but the kernel does not report it for " +
+                         device.if_name + " (too old for it)");
+    into = static_cast<uint32_t>(*wanted);
+    if (now != 0) host_value = now;
+  };
+  size(i.gso_max_size, pod.gso_max_size, was.gso_max_size, link ? link->gso_max_size : 0, "gsoMaxSize");
+  size(i.gro_max_size, pod.gro_max_size, was.gro_max_size, link ? link->gro_max_size : 0, "groMaxSize");
+  size(i.gso_ipv4_max_size, pod.gso_ipv4_max_size, was.gso_ipv4_max_size, link ? link->gso_ipv4_max_size : 0,
+       "gsoIPv4MaxSize");
+  size(i.gro_ipv4_max_size, pod.gro_ipv4_max_size, was.gro_ipv4_max_size, link ? link->gro_ipv4_max_size : 0,
+       "groIPv4MaxSize");
+  pod.arp_ignore = i.arp_ignore;
+  pod.arp_announce = i.arp_announce;
+  pod.forwarding = i.forwarding;
+  if (config.ethtool) ResolveEthtool(*config.ethtool, host, device.if_name, netdev, where);
+  netdev.disable_ebpf_programs = i.disable_ebpf_programs.value_or(false);
+  if (i.vrf) {
+    const std::string why = host.vrf_unsupported ? host.vrf_unsupported() : "no VRF check on this node";
+    if (!why.empty())
+      throw PrepareError(where + ": config sets interface.vrf \"" + i.vrf->name +
+                         "\" but this node cannot create VRF devices: " + why);
+    netdev.vrf_name = i.vrf->name;
+    netdev.vrf_table = i.vrf->table ? static_cast<uint32_t>(*i.vrf->table) : inject::DefaultVrfTable(i.vrf->name);
+  }
+}
+
+// The kernel resets a netdev's ARP and forwarding sysctls to the
+// namespace's defaults whenever it changes namespace, so a host value that
+// differs from the default is recorded here and written back after teardown.
+void RecordHostSysctls(const HostAccess& host, const std::string& if_name, inject::LinkSettings& was) {
+  if (!host.read_ipv4_conf) return;
+  auto differs = [&](const char* key) -> std::optional<int32_t> {
+    const auto value = host.read_ipv4_conf(if_name, key);
+    if (value && value != host.read_ipv4_conf("default", key)) return value;
+    return std::nullopt;
+  };
+  was.arp_ignore = differs("arp_ignore");
+  was.arp_announce = differs("arp_announce");
+  if (const auto forwarding = differs("forwarding")) was.forwarding = *forwarding != 0;
+}
+
+// A DHCP lease for the netdev (interface.dhcp), recorded for release.
+void LeaseAddress(const HostAccess& host, inject::NetdevPlan& netdev, std::vector<inject::Route>& own_routes,
+                  const std::string& where) {
+  if (!host.request_dhcp) throw PrepareError(where + ": config sets interface.dhcp but this node has no DHCP client");
+  inject::DhcpLease lease;
+  try {
+    lease = host.request_dhcp(netdev.host_if_name);
+  } catch (const std::exception& e) {
+    throw PrepareError(where + ": DHCP: " + e.what());
+  }
+  netdev.dhcp_lease = inject::DhcpLeaseRecord{lease.address, lease.server_id, lease.server_mac, lease.client_mac};
+  netdev.addresses = {lease.address};
+  for (auto route : lease.routes) {
+    if (route.gateway.empty()) route.scope = 253;  // on-link
+    own_routes.push_back(std::move(route));
+  }
+}
+
+// The host's routes for the pod: a preferred source the pod will not have
+// (the claim replaced the host's addresses) is dropped, as the kernel would
+// refuse the route.
+std::vector<inject::Route> WithoutForeignSources(std::vector<inject::Route> routes,
+                                                 const std::vector<std::string>& pod_addresses) {
+  for (auto& route : routes) {
+    if (route.source.empty()) continue;
+    const bool owned = std::any_of(pod_addresses.begin(), pod_addresses.end(), [&](const std::string& cidr) {
+      return cidr.substr(0, cidr.find('/')) == route.source;
+    });
+    if (!owned) route.source.clear();
+  }
+  return routes;
+}
+
+// The identifiers a profile provider matches a device by.
+ProfileDevice ProfileDeviceOf(const inventory::Device& device) {
+  ProfileDevice id{device.name, "", device.pci_address};
+  auto mac = device.attributes.find(std::string(inventory::attr::kMac));
+  if (mac != device.attributes.end())
+    if (const auto* text = std::get_if<std::string>(&mac->second)) id.mac_address = *text;
+  return id;
+}
+
+// Resolves config.profile with the profile provider; the answer is merged on
+// top of the config (it wins).
+MergedNetworkConfig ResolveProfile(MergedNetworkConfig merged, const inventory::Device& device,
+                                   const kube::ResourceClaim& claim, const HostAccess& host,
+                                   inject::ClaimPlan& plan, const std::string& where) {
+  const std::string& profile = merged.config.profile;
+  if (!host.profiles)
+    throw PrepareError(where + ": config sets profile \"" + profile +
+                       "\" but no profile provider is configured on this node (--profile-provider)");
+  const ProfileDevice id = ProfileDeviceOf(device);
+  std::string answer;
+  try {
+    answer = host.profiles->GetProfileConfig(id, claim.uid, merged.json);
+  } catch (const std::exception& e) {
+    throw PrepareError(where + ": profile \"" + profile + "\": " + e.what());
+  }
+  plan.profiles.push_back({device.name, profile, merged.json, id.mac_address, id.pci_address});
+  try {
+    return MergeNetworkConfigsWithJson({merged.json, answer},
+                                       {"the claim's config", "profile \"" + profile + "\" from " +
+                                                                  host.profiles->Describe()});
+  } catch (const ConfigError& e) {
+    throw PrepareError(where + ": " + e.what());
+  }
+}
+
+// DRANET's rules for status.reservedFor: pods only, and a netdev for one pod.
+void CheckConsumers(const kube::ResourceClaim& claim, const std::vector<std::string>& pods, const std::string& who) {
+  if (pods.empty()) {
+    if (claim.reserved_for.empty())
+      throw PrepareError(who + " is reserved for no pod (status.reservedFor is empty); kubelet retries once the "
+                               "scheduler has reserved it");
+    const auto& c = claim.reserved_for.front();
+    throw PrepareError(who + ": driver only supports Pods, unsupported reference {APIGroup:\"" + c.api_group +
+                       "\", Resource:\"" + c.resource + "\", Name:\"" + c.name + "\", UID:\"" + c.uid + "\"}");
+  }
+}
+
 }  // namespace
 
 std::string TopLevelRequest(const std::string& request) {
@@ -127,17 +315,67 @@ std::vector<std::string> ReservedPods(const kube::ResourceClaim& claim) {
   return {pods.begin(), pods.end()};
 }
 
+namespace {
+void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
+                   const std::vector<inventory::Device>& inventory, const PlanBuilderOptions& options,
+                   const InjectFunction& inject, const HostAccess& host);
+}  // namespace
+
 inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
                                  const std::vector<inventory::Device>& inventory,
                                  const PlanBuilderOptions& options, const InjectFunction& inject,
-                                 const HostNetworkReader& read_host_network) {
+                                 const HostAccess& host) {
+  inject::ClaimPlan plan;
+  try {
+    BuildPlanInto(plan, claim, inventory, options, inject, host);
+  } catch (...) {
+    ReleaseClaimResources(plan, host);
+    throw;
+  }
+  return plan;
+}
+
+std::vector<std::string> ReleaseClaimResources(const inject::ClaimPlan& plan, const HostAccess& host) {
+  std::vector<std::string> failures;
+  for (const auto& netdev : plan.netdevs) {
+    if (!netdev.dhcp_lease) continue;
+    try {
+      if (!host.release_dhcp) throw std::runtime_error("this node has no DHCP client");
+      inject::DhcpLease lease;
+      lease.address = netdev.dhcp_lease->address;
+      lease.server_id = netdev.dhcp_lease->server_id;
+      lease.server_mac = netdev.dhcp_lease->server_mac;
+      lease.client_mac = netdev.dhcp_lease->client_mac;
+      host.release_dhcp(netdev.host_if_name, lease);
+    } catch (const std::exception& e) {
+      failures.push_back("releasing DHCP lease " + netdev.dhcp_lease->address + " of " + netdev.host_if_name + ": " +
+                         e.what());
+    }
+  }
+  for (const auto& record : plan.profiles) {
+    try {
+      if (!host.profiles) throw std::runtime_error("no profile provider is configured any more");
+      host.profiles->ReleaseProfileConfig({record.device, record.mac_address, record.pci_address}, plan.claim_uid,
+                                          record.config_json);
+    } catch (const std::exception& e) {
+      failures.push_back("releasing profile \"" + record.profile + "\" of " + record.device + ": " + e.what());
+    }
+  }
+  return failures;
+}
+
+namespace {
+
+void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
+                   const std::vector<inventory::Device>& inventory, const PlanBuilderOptions& options,
+                   const InjectFunction& inject, const HostAccess& host) {
   const std::string who = ClaimName(claim);
   if (!claim.allocated) throw PrepareError(who + " is not allocated (status.allocation is empty)");
-  inject::ClaimPlan plan;
   plan.claim_uid = claim.uid;
   plan.claim_namespace = claim.namespace_name;
   plan.claim_name = claim.name;
   plan.pod_uids = ReservedPods(claim);
+  CheckConsumers(claim, plan.pod_uids, who);
 
   std::map<std::string, const inventory::Device*> by_name;
   for (const auto& device : inventory) by_name.emplace(device.name, &device);
@@ -163,11 +401,11 @@ inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
       continue;  // one device allocated twice (shared); prepared once
     plan.devices.push_back({result.request, result.pool, result.device});
     allocated.push_back(device);
-    const auto config = ConfigFor(claim, result, options.driver_name);
     const std::string where = who + ": device " + device.name;
-    if (config && !config->profile.empty())
-      throw PrepareError(where + ": config sets profile \"" + config->profile +
-                         "\" but no profile provider is configured on this node");
+    auto merged = ConfigFor(claim, result, options.driver_name);
+    if (merged && !merged->config.profile.empty())
+      merged = ResolveProfile(std::move(*merged), device, claim, host, plan, where);
+    const NetworkConfig* config = merged ? &merged->config : nullptr;
 
     if (device.if_name.empty()) {
       if (config) {
@@ -176,12 +414,10 @@ inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
           throw PrepareError(where + " is RDMA-only (no netdev); its config may not set " + Join(bad));
       }
     } else {
-      if (config) {
-        auto unsupported = UnsupportedForNetdev(*config);
-        if (!unsupported.empty())
-          throw PrepareError(where + ": config fields " + Join(unsupported) +
-                             " are valid but not applied by this dranet version yet; remove them");
-      }
+      if (plan.pod_uids.size() > 1)
+        throw PrepareError(where + ": driver only supports one pod per claim, got " +
+                           std::to_string(plan.pod_uids.size()) + " (netdev " + device.if_name +
+                           " can be in one pod's network namespace only)");
       inject::NetdevPlan netdev;
       netdev.device_name = device.name;
       netdev.host_if_name = device.if_name;
@@ -189,32 +425,34 @@ inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
       if (!pod_if_names.insert(netdev.pod_if_name).second)
         throw PrepareError(where + ": interface name \"" + netdev.pod_if_name +
                            "\" is used by another device of the claim");
-      if (!read_host_network)
+      if (!host.read_network)
         throw PrepareError(where + ": netdev " + device.if_name + " cannot be inspected (no host reader)");
       try {
-        if (!host_network) host_network = read_host_network();
+        if (!host_network) host_network = host.read_network();
         netdev.host_state = inject::HarvestNetdevHostState(*host_network, device.if_name);
       } catch (const std::exception& e) {
         throw PrepareError(where + ": cannot read the host state of netdev " + device.if_name + ": " + e.what());
       }
-      if (config && config->interface.mtu) {
-        netdev.mtu = static_cast<uint32_t>(*config->interface.mtu);
-        CheckMtuInDriverRange(*netdev.mtu, *host_network, device.if_name, where);
-      }
+      auto& own = claim_network[device.name];
+      RecordHostSysctls(host, device.if_name, netdev.host_state.settings);
+      if (config) ApplyNetdevConfig(*config, device, inventory, *host_network, host, netdev, where);
       if (config && !config->interface.addresses.empty()) {
         netdev.addresses = config->interface.addresses;
+      } else if (config && config->interface.dhcp.value_or(false)) {
+        LeaseAddress(host, netdev, own.routes, where);
       } else {
         for (int family : {AF_INET, AF_INET6})
           for (auto& a : inventory::GlobalUnicastAddresses(netdev.host_state.addresses, family))
             netdev.addresses.push_back(std::move(a));
       }
+      // A VRF takes no policy rules (its table is the lookup): the host's
+      // stay on the host.
       if (options.copy_host_routes) {
-        netdev.routes = netdev.host_state.routes;
-        netdev.rules = netdev.host_state.rules;
+        netdev.routes = WithoutForeignSources(netdev.host_state.routes, netdev.addresses);
+        if (netdev.vrf_name.empty()) netdev.rules = netdev.host_state.rules;
         netdev.neighbors = netdev.host_state.neighbors;
       }
       if (config) {
-        auto& own = claim_network[device.name];
         for (const auto& r : config->routes)
           own.routes.push_back({r.destination, r.gateway, r.source, static_cast<int32_t>(r.table), 0, r.scope, 0});
         for (const auto& r : config->rules)
@@ -279,9 +517,16 @@ inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
     netdev.rules = inject::MergeRules(std::move(netdev.rules), own->second.rules);
     netdev.neighbors = inject::MergeNeighbors(std::move(netdev.neighbors), own->second.neighbors);
   }
+  // With a VRF every route of the netdev goes into the VRF's table.
+  for (auto& netdev : plan.netdevs) {
+    if (netdev.vrf_name.empty()) continue;
+    for (auto& route : netdev.routes) route.table = static_cast<int32_t>(netdev.vrf_table);
+    netdev.rules.clear();
+  }
   std::sort(plan.device_nodes.begin(), plan.device_nodes.end(),
             [](const inject::DeviceNode& a, const inject::DeviceNode& b) { return a.container_path < b.container_path; });
-  return plan;
 }
+
+}  // namespace
 
 }  // namespace dranet::kubelet

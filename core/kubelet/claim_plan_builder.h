@@ -9,8 +9,12 @@
 // (uverbsN, umadN and rdma_cm — never issmN, which lets a process claim the
 // subnet-manager role); netdev moves with the host state captured now; and
 // the edits of injection plugins (container edits, and routes and rules per
-// netdev, merged between the host's and the claim's: the claim wins). Any problem throws PrepareError with a
-// message naming the claim, the device or the config field.
+// netdev, merged between the host's and the claim's: the claim wins); every
+// NetworkConfig field resolved against the live netdev (ethtool names, MTU
+// against the driver and the PF, VRF support), the host's values of what
+// the pod will change, a DHCP lease and a resolved profile. Any problem
+// throws PrepareError with a message naming the claim, the device or the
+// config field.
 #include <filesystem>
 #include <functional>
 #include <stdexcept>
@@ -21,6 +25,7 @@
 #include "inventory/device.h"
 #include "inventory/netlink_facts.h"
 #include "kube/resource_claim.h"
+#include "kubelet/host_access.h"
 #include "plugins/plugin_host.h"
 
 namespace dranet::kubelet {
@@ -35,11 +40,6 @@ class PrepareError : public std::runtime_error {
 using InjectFunction = std::function<plugins::InjectionEdits(
     const plugins::ClaimRef& claim, const std::vector<inventory::Device>& devices)>;
 
-// The host's network facts now (links, addresses, routes, rules, permanent
-// neighbours): one netlink dump, read once per claim that has netdevs. The
-// plan keeps each netdev's share (inject/host_network.h) so that the pod
-// gets it and teardown restores it. Throws on failure.
-using HostNetworkReader = std::function<inventory::NetlinkFacts()>;
 
 struct PlanBuilderOptions {
   std::string driver_name = "dra.net";
@@ -52,13 +52,19 @@ struct PlanBuilderOptions {
   bool copy_host_routes = true;
 };
 
-// Builds the plan of `claim`, which must be allocated. `inventory` is the
-// node's current device list; `inject` and `read_host_network` may be empty
-// (no plugins; no netdev devices expected). Throws PrepareError.
+// Builds the plan of `claim`, which must be allocated and reserved for its
+// pods. `inventory` is the node's current device list; `inject` and the
+// members of `host` may be empty (no plugins; configs that need the host are
+// refused). A lease or profile obtained before a failure is released before
+// PrepareError is thrown.
 inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
                                  const std::vector<inventory::Device>& inventory,
                                  const PlanBuilderOptions& options, const InjectFunction& inject,
-                                 const HostNetworkReader& read_host_network);
+                                 const HostAccess& host);
+
+// Gives back what prepare obtained for `plan` outside the node: DHCP leases
+// and resolved profiles. Best effort: returns one message per failure.
+std::vector<std::string> ReleaseClaimResources(const inject::ClaimPlan& plan, const HostAccess& host);
 
 // The pod UIDs of status.reservedFor, sorted and unique.
 std::vector<std::string> ReservedPods(const kube::ResourceClaim& claim);

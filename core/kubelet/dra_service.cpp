@@ -78,7 +78,7 @@ DraService::Outcome DraService::PrepareOne(const ClaimRequest& request, std::sto
     }
     auto inventory = deps_.inventory();
     if (!inventory) throw PrepareError("claim " + Describe(request) + ": the device inventory is not ready yet");
-    inject::ClaimPlan plan = BuildClaimPlan(claim, *inventory, options_.plan, deps_.inject, deps_.host_network);
+    inject::ClaimPlan plan = BuildClaimPlan(claim, *inventory, options_.plan, deps_.inject, deps_.host);
     if (!options_.cdi_dir.empty()) plan.cdi_device_ids = inject::WriteCdiSpec(plan, options_.cdi_dir);
     out.answer = AnswerFor(plan);
     out.to_store = std::move(plan);
@@ -210,6 +210,19 @@ void DraService::ReturnNetdevs(const std::vector<ClaimRequest>& claims) {
   }
 }
 
+void DraService::ReleaseResources(const std::vector<ClaimRequest>& claims) {
+  for (const auto& claim : claims) {
+    const auto plan = deps_.prepared->Get(claim.uid);
+    if (!plan) continue;
+    // Best effort, as a release nobody answers cannot hold the pod: a DHCP
+    // server or profile provider reclaims what it never hears back about.
+    for (const auto& failure : ReleaseClaimResources(*plan, deps_.host)) {
+      log_.Warning("claim resource not released", {{"claim", Describe(claim)}, {"error", failure}});
+      if (deps_.events) deps_.events(claim, "ClaimReleaseFailed", failure);
+    }
+  }
+}
+
 std::map<std::string, std::string> DraService::Unprepare(const std::vector<ClaimRequest>& claims) {
   // A prepare of the same claim still running finishes first, so that its
   // Put cannot land after this Remove.
@@ -230,6 +243,7 @@ std::map<std::string, std::string> DraService::Unprepare(const std::vector<Claim
     errors[c.uid] = "";
   }
   if (deps_.netdevs) ReturnNetdevs(claims);
+  ReleaseResources(claims);
   DRANET_FAULT_POINT("unprepare-before-persist");
   try {
     deps_.prepared->Remove(uids);

@@ -91,7 +91,7 @@ struct DraServiceDeps {
   InventoryProvider inventory;         // required
   state::PreparedClaims* prepared = nullptr;  // required
   InjectFunction inject;               // optional: no injection plugins
-  HostNetworkReader host_network;      // optional: required only for netdev devices
+  HostAccess host;                     // optional members: needed only by netdev devices and their configs
   ClaimEventSink events;               // optional
   OperationObserver observer;          // optional: "prepare"/"unprepare" per claim, with latency
   // Optional: at unprepare, netdevs still in a pod go home (the runtime may
@@ -129,6 +129,8 @@ class DraService {
   };
   Outcome PrepareOne(const ClaimRequest& claim, std::stop_token deadline_passed);
   void ReturnNetdevs(const std::vector<ClaimRequest>& claims);
+  // DHCP leases and profiles of the claims' plans go back (best effort).
+  void ReleaseResources(const std::vector<ClaimRequest>& claims);
 
   DraServiceOptions options_;
   DraServiceDeps deps_;

@@ -277,6 +277,7 @@ KubeletPlugin::~KubeletPlugin() { Stop(); }
 void KubeletPlugin::SetEventSink(ClaimEventSink events) { events_ = std::move(events); }
 void KubeletPlugin::SetOperationObserver(OperationObserver observer) { observer_ = std::move(observer); }
 void KubeletPlugin::SetHostNetworkReader(HostNetworkReader reader) { host_network_ = std::move(reader); }
+void KubeletPlugin::SetProfileProvider(std::shared_ptr<ProfileProvider> profiles) { profiles_ = std::move(profiles); }
 
 void KubeletPlugin::Start() {
   if (servers_) return;
@@ -296,13 +297,14 @@ void KubeletPlugin::Start() {
     deps.inject = [host = plugin_host_](const plugins::ClaimRef& ref, const std::vector<inventory::Device>& devices) {
       return host->Inject(ref, devices);
     };
-  deps.host_network = host_network_ ? host_network_ : [root = options_.host_root,
-                                                        source = options_.host_network_source, &log = log_] {
+  HostNetworkReader network = host_network_ ? host_network_ : [root = options_.host_root,
+                                                                source = options_.host_network_source, &log = log_] {
     inventory::DiscoveryOptions discovery;
     discovery.host_root = root;
     discovery.netlink_source = source;
     return inventory::ReadNetlinkFacts(discovery, log);
   };
+  deps.host = LiveHostAccess(std::move(network), profiles_);
   deps.events = events_;
   deps.observer = observer_;
   deps.netdevs = netdev_applier_;

@@ -77,6 +77,9 @@ class KubeletPlugin {
   // Default: one netlink dump of the host (or the snapshot's recorded facts
   // under --host-root), per claim with netdevs.
   void SetHostNetworkReader(HostNetworkReader reader);
+  // Resolves claim configs that name a profile (--profile-provider); none by
+  // default, and such claims are refused.
+  void SetProfileProvider(std::shared_ptr<ProfileProvider> profiles);
   // Where netdevs are brought home at NodeUnprepareResources (a pod the
   // runtime removed without StopPodSandbox); null: the NRI hooks only.
   void SetNetdevApplier(inject::PodNetnsApplier* applier) { netdev_applier_ = applier; }
@@ -111,6 +114,7 @@ class KubeletPlugin {
   OperationObserver observer_;
   inject::PodNetnsApplier* netdev_applier_ = nullptr;
   HostNetworkReader host_network_;
+  std::shared_ptr<ProfileProvider> profiles_;
   std::unique_ptr<DraService> service_;
   std::unique_ptr<Servers> servers_;
 };

@@ -22,6 +22,33 @@ using rapidjson::Value;
   throw ConfigError(path + ": " + why);
 }
 
+// Every problem of a config, not only the first: each field is read on its
+// own, a failure is noted and reading goes on.
+class Problems {
+ public:
+  template <typename Read>
+  void Check(Read&& read) {
+    try {
+      read();
+    } catch (const ConfigError& e) {
+      if (items_.size() < kMaxProblems) items_.push_back(e.what());
+    }
+  }
+  void Add(std::string problem) {
+    if (items_.size() < kMaxProblems) items_.push_back(std::move(problem));
+  }
+  void ThrowIfAny() const {
+    if (items_.empty()) return;
+    std::string all;
+    for (const auto& item : items_) all += (all.empty() ? "" : "; ") + item;
+    throw ConfigError(all);
+  }
+
+ private:
+  static constexpr std::size_t kMaxProblems = 32;
+  std::vector<std::string> items_;
+};
+
 // Reads the members of one JSON object, refusing unknown and repeated keys.
 class StrictObject {
  public:
@@ -35,12 +62,12 @@ class StrictObject {
     }
   }
 
-  // Ends the read: any member not asked for is an unknown field.
-  void RejectUnknown(std::initializer_list<const char*> known) const {
+  // Every member not in `known` is an unknown field: each one is noted.
+  void RejectUnknown(std::initializer_list<const char*> known, Problems& problems) const {
     for (const auto& m : value_.GetObject()) {
       std::string key(m.name.GetString(), m.name.GetStringLength());
       if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; }))
-        Fail(Child(key), "unknown field (see the NetworkConfig reference in docs/kubelet.md)");
+        problems.Add(Child(key) + ": unknown field (see the NetworkConfig reference in docs/kubelet.md)");
     }
   }
 
@@ -84,6 +111,17 @@ class StrictObject {
       Fail(Child(key), "has " + std::to_string(v->Size()) + " entries, at most " +
                            std::to_string(max_items) + " are allowed");
     return v;
+  }
+
+  // Reads each entry of list `key` with `read(entry, "key[i]")`, noting
+  // every failing entry.
+  template <typename Read>
+  void EachOf(const char* key, std::size_t max_items, Problems& problems, Read&& read) const {
+    const Value* list = nullptr;
+    problems.Check([&] { list = Array(key, max_items); });
+    if (!list) return;
+    for (rapidjson::SizeType i = 0; i < list->Size(); ++i)
+      problems.Check([&] { read((*list)[i], Child(key) + "[" + std::to_string(i) + "]"); });
   }
 
   std::string Child(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
@@ -160,96 +198,125 @@ void CheckIfName(const std::string& path, const std::string& name) {
       Fail(path, "\"" + name + "\" may only hold letters, digits, '-', '_' and '.'");
 }
 
-InterfaceConfig ReadInterface(const Value& v, std::vector<std::string>& set) {
+InterfaceConfig ReadInterface(const Value& v, std::vector<std::string>& set, Problems& problems) {
   StrictObject o(v, "interface", set);
   o.RejectUnknown({"name", "addresses", "dhcp", "mtu", "hardwareAddr", "gsoMaxSize", "groMaxSize",
                    "gsoIPv4MaxSize", "groIPv4MaxSize", "disableEbpfPrograms", "forwarding",
-                   "arpIgnore", "arpAnnounce", "vrf"});
+                   "arpIgnore", "arpAnnounce", "vrf"},
+                  problems);
   InterfaceConfig c;
-  c.name = o.String("name").value_or("");
-  CheckIfName(o.Child("name"), c.name);
-  if (const Value* list = o.Array("addresses", kMaxConfigAddresses)) {
-    for (const auto& a : list->GetArray()) {
-      if (!a.IsString() || CidrFamily(a.GetString()) == 0)
-        Fail(o.Child("addresses"), "entries must be CIDRs such as \"192.0.2.5/24\"");
-      if (const auto why = UnusableAddress(a.GetString()); !why.empty())
-        Fail(o.Child("addresses"), std::string(a.GetString()) + " is " + why + ", never a pod interface's address");
-      c.addresses.emplace_back(a.GetString(), a.GetStringLength());
-    }
-  }
-  c.dhcp = o.Bool("dhcp");
+  problems.Check([&] {
+    c.name = o.String("name").value_or("");
+    CheckIfName(o.Child("name"), c.name);
+  });
+  o.EachOf("addresses", kMaxConfigAddresses, problems, [&](const Value& a, const std::string& path) {
+    if (!a.IsString() || CidrFamily(a.GetString()) == 0) Fail(path, "must be a CIDR such as \"192.0.2.5/24\"");
+    if (const auto why = UnusableAddress(a.GetString()); !why.empty())
+      Fail(path, std::string(a.GetString()) + " is " + why + ", never a pod interface's address");
+    c.addresses.emplace_back(a.GetString(), a.GetStringLength());
+  });
+  problems.Check([&] { c.dhcp = o.Bool("dhcp"); });
   const int64_t kInt32Max = 2147483647;
   // 68: the IPv4 minimum; 65535: the largest IP packet, above every netdev's maximum MTU.
-  if (auto mtu = o.Int("mtu", 68, 65535, "must be between 68 and 65535")) c.mtu = static_cast<int32_t>(*mtu);
-  if (auto mac = o.String("hardwareAddr")) {
-    if (!ValidMac(*mac)) Fail(o.Child("hardwareAddr"), "\"" + *mac + "\" is not a MAC address");
-    c.hardware_addr = mac;
-  }
-  auto positive = [&](const char* key) -> std::optional<int32_t> {
-    if (auto n = o.Int(key, 1, kInt32Max, "must be greater than 0")) return static_cast<int32_t>(*n);
-    return std::nullopt;
+  problems.Check([&] {
+    if (auto mtu = o.Int("mtu", 68, 65535, "must be between 68 and 65535")) c.mtu = static_cast<int32_t>(*mtu);
+  });
+  problems.Check([&] {
+    if (auto mac = o.String("hardwareAddr")) {
+      if (!ValidMac(*mac)) Fail(o.Child("hardwareAddr"), "\"" + *mac + "\" is not a MAC address");
+      c.hardware_addr = mac;
+    }
+  });
+  auto positive = [&](const char* key, std::optional<int32_t>& into) {
+    problems.Check([&] {
+      if (auto n = o.Int(key, 1, kInt32Max, "must be greater than 0")) into = static_cast<int32_t>(*n);
+    });
   };
-  c.gso_max_size = positive("gsoMaxSize");
-  c.gro_max_size = positive("groMaxSize");
-  c.gso_ipv4_max_size = positive("gsoIPv4MaxSize");
-  c.gro_ipv4_max_size = positive("groIPv4MaxSize");
-  c.disable_ebpf_programs = o.Bool("disableEbpfPrograms");
-  c.forwarding = o.Bool("forwarding");
-  if (auto n = o.Int("arpIgnore", 0, 8, "must be 0, 1, 2, 3 or 8")) {
-    if (*n > 3 && *n != 8) Fail(o.Child("arpIgnore"), "must be 0, 1, 2, 3 or 8 (got " + std::to_string(*n) + ")");
-    c.arp_ignore = static_cast<int32_t>(*n);
-  }
-  if (auto n = o.Int("arpAnnounce", 0, 2, "must be 0, 1 or 2")) c.arp_announce = static_cast<int32_t>(*n);
-  if (const Value* vrf = o.Find("vrf")) {
+  positive("gsoMaxSize", c.gso_max_size);
+  positive("groMaxSize", c.gro_max_size);
+  positive("gsoIPv4MaxSize", c.gso_ipv4_max_size);
+  positive("groIPv4MaxSize", c.gro_ipv4_max_size);
+  problems.Check([&] { c.disable_ebpf_programs = o.Bool("disableEbpfPrograms"); });
+  problems.Check([&] { c.forwarding = o.Bool("forwarding"); });
+  problems.Check([&] {
+    if (auto n = o.Int("arpIgnore", 0, 8, "must be 0, 1, 2, 3 or 8")) {
+      if (*n > 3 && *n != 8) Fail(o.Child("arpIgnore"), "must be 0, 1, 2, 3 or 8 (got " + std::to_string(*n) + ")");
+      c.arp_ignore = static_cast<int32_t>(*n);
+    }
+  });
+  problems.Check([&] {
+    if (auto n = o.Int("arpAnnounce", 0, 2, "must be 0, 1 or 2")) c.arp_announce = static_cast<int32_t>(*n);
+  });
+  problems.Check([&] {
+    const Value* vrf = o.Find("vrf");
+    if (!vrf) return;
     StrictObject vo(*vrf, "interface.vrf", set);
-    vo.RejectUnknown({"name", "table"});
+    vo.RejectUnknown({"name", "table"}, problems);
     VrfConfig cfg;
-    cfg.name = vo.String("name").value_or("");
-    if (cfg.name.empty()) Fail(vo.Child("name"), "is required when vrf is set");
-    CheckIfName(vo.Child("name"), cfg.name);
-    cfg.table = vo.Int("table", 1, 4294967295LL, "must be greater than 0");
-    if (cfg.table && (*cfg.table == 253 || *cfg.table == 254 || *cfg.table == 255))
-      Fail(vo.Child("table"), "253, 254 and 255 are reserved routing tables");
+    problems.Check([&] {
+      cfg.name = vo.String("name").value_or("");
+      if (cfg.name.empty()) Fail(vo.Child("name"), "is required when vrf is set");
+      CheckIfName(vo.Child("name"), cfg.name);
+    });
+    problems.Check([&] {
+      cfg.table = vo.Int("table", 1, 4294967295LL, "must be greater than 0");
+      if (cfg.table && (*cfg.table == 253 || *cfg.table == 254 || *cfg.table == 255))
+        Fail(vo.Child("table"), "253, 254 and 255 are reserved routing tables");
+    });
     c.vrf = cfg;
-  }
+  });
   if (c.dhcp.value_or(false) && !c.addresses.empty())
-    Fail("interface", "dhcp and addresses cannot be used together");
+    problems.Add("interface: dhcp and addresses cannot be used together");
   return c;
 }
 
-RouteConfig ReadRoute(const Value& v, const std::string& path, std::vector<std::string>& set) {
+RouteConfig ReadRoute(const Value& v, const std::string& path, std::vector<std::string>& set, Problems& problems) {
   StrictObject o(v, path, set);
-  o.RejectUnknown({"destination", "gateway", "source", "scope", "table"});
+  o.RejectUnknown({"destination", "gateway", "source", "scope", "table"}, problems);
   RouteConfig r;
-  r.destination = o.String("destination").value_or("");
-  int family = CidrFamily(r.destination);
-  if (family == 0) Fail(o.Child("destination"), "is required and must be a CIDR");
-  r.gateway = o.String("gateway").value_or("");
-  r.source = o.String("source").value_or("");
-  r.scope = static_cast<uint8_t>(o.Int("scope", 0, 255, "must be 0 (universe) or 253 (link)").value_or(0));
-  if (r.scope != 0 && r.scope != 253) Fail(o.Child("scope"), "must be 0 (universe) or 253 (link)");
-  if (r.gateway.empty() && r.scope != 253) Fail(o.Child("gateway"), "is required unless scope is 253 (link)");
-  if (!r.gateway.empty() && IpFamily(r.gateway) != family)
-    Fail(o.Child("gateway"), "must be an IP address of the destination's family");
-  if (!r.source.empty() && IpFamily(r.source) != family)
-    Fail(o.Child("source"), "must be an IP address of the destination's family");
-  r.table = o.Int("table", 0, 4294967295LL, "must not be negative").value_or(0);
+  int family = 0;
+  problems.Check([&] {
+    r.destination = o.String("destination").value_or("");
+    family = CidrFamily(r.destination);
+    if (family == 0) Fail(o.Child("destination"), "is required and must be a CIDR");
+  });
+  problems.Check([&] {
+    r.scope = static_cast<uint8_t>(o.Int("scope", 0, 255, "must be 0 (universe) or 253 (link)").value_or(0));
+    if (r.scope != 0 && r.scope != 253) Fail(o.Child("scope"), "must be 0 (universe) or 253 (link)");
+  });
+  problems.Check([&] {
+    r.gateway = o.String("gateway").value_or("");
+    if (r.gateway.empty() && r.scope != 253) Fail(o.Child("gateway"), "is required unless scope is 253 (link)");
+    if (!r.gateway.empty() && family != 0 && IpFamily(r.gateway) != family)
+      Fail(o.Child("gateway"), "must be an IP address of the destination's family");
+  });
+  problems.Check([&] {
+    r.source = o.String("source").value_or("");
+    if (!r.source.empty() && family != 0 && IpFamily(r.source) != family)
+      Fail(o.Child("source"), "must be an IP address of the destination's family");
+  });
+  problems.Check([&] { r.table = o.Int("table", 0, 4294967295LL, "must not be negative").value_or(0); });
   return r;
 }
 
-RuleConfig ReadRule(const Value& v, const std::string& path, std::vector<std::string>& set) {
+RuleConfig ReadRule(const Value& v, const std::string& path, std::vector<std::string>& set, Problems& problems) {
   StrictObject o(v, path, set);
-  o.RejectUnknown({"priority", "source", "destination", "table"});
+  o.RejectUnknown({"priority", "source", "destination", "table"}, problems);
   RuleConfig r;
-  r.priority = o.Int("priority", 0, 32767, "must be between 0 and 32767").value_or(0);
-  r.source = o.String("source").value_or("");
-  r.destination = o.String("destination").value_or("");
-  int sf = r.source.empty() ? 0 : CidrFamily(r.source);
-  int df = r.destination.empty() ? 0 : CidrFamily(r.destination);
-  if (!r.source.empty() && sf == 0) Fail(o.Child("source"), "must be a CIDR");
-  if (!r.destination.empty() && df == 0) Fail(o.Child("destination"), "must be a CIDR");
-  if (sf != 0 && df != 0 && sf != df) Fail(path, "source and destination must be of one family");
-  r.table = o.Int("table", 0, 4294967295LL, "must not be negative").value_or(0);
+  int sf = 0, df = 0;
+  problems.Check([&] { r.priority = o.Int("priority", 0, 32767, "must be between 0 and 32767").value_or(0); });
+  problems.Check([&] {
+    r.source = o.String("source").value_or("");
+    sf = r.source.empty() ? 0 : CidrFamily(r.source);
+    if (!r.source.empty() && sf == 0) Fail(o.Child("source"), "must be a CIDR");
+  });
+  problems.Check([&] {
+    r.destination = o.String("destination").value_or("");
+    df = r.destination.empty() ? 0 : CidrFamily(r.destination);
+    if (!r.destination.empty() && df == 0) Fail(o.Child("destination"), "must be a CIDR");
+  });
+  if (sf != 0 && df != 0 && sf != df) problems.Add(path + ": source and destination must be of one family");
+  problems.Check([&] { r.table = o.Int("table", 0, 4294967295LL, "must not be negative").value_or(0); });
   return r;
 }
 
@@ -267,40 +334,52 @@ std::map<std::string, bool> ReadFlagMap(const Value& v, const std::string& path)
   return out;
 }
 
+// Reads a whole config; throws one ConfigError naming every problem.
 NetworkConfig ReadConfig(const Value& root) {
   NetworkConfig c;
+  Problems problems;
   StrictObject o(root, "", c.set_fields);
-  o.RejectUnknown({"profile", "interface", "routes", "rules", "neighbors", "ethtool"});
-  c.profile = o.String("profile").value_or("");
-  if (const Value* v = o.Find("interface")) c.interface = ReadInterface(*v, c.set_fields);
-  if (const Value* list = o.Array("routes", kMaxConfigListItems)) {
-    for (rapidjson::SizeType i = 0; i < list->Size(); ++i)
-      c.routes.push_back(ReadRoute((*list)[i], "routes[" + std::to_string(i) + "]", c.set_fields));
-  }
-  if (const Value* list = o.Array("rules", kMaxConfigListItems)) {
-    for (rapidjson::SizeType i = 0; i < list->Size(); ++i)
-      c.rules.push_back(ReadRule((*list)[i], "rules[" + std::to_string(i) + "]", c.set_fields));
-  }
-  if (const Value* list = o.Array("neighbors", kMaxConfigListItems)) {
-    for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
-      const std::string path = "neighbors[" + std::to_string(i) + "]";
-      StrictObject n((*list)[i], path, c.set_fields);
-      n.RejectUnknown({"destination", "hardwareAddr"});
-      NeighborConfig nc{n.String("destination").value_or(""), n.String("hardwareAddr").value_or("")};
+  o.RejectUnknown({"profile", "interface", "routes", "rules", "neighbors", "ethtool"}, problems);
+  problems.Check([&] { c.profile = o.String("profile").value_or(""); });
+  problems.Check([&] {
+    if (const Value* v = o.Find("interface")) c.interface = ReadInterface(*v, c.set_fields, problems);
+  });
+  o.EachOf("routes", kMaxConfigListItems, problems, [&](const Value& v, const std::string& path) {
+    c.routes.push_back(ReadRoute(v, path, c.set_fields, problems));
+  });
+  o.EachOf("rules", kMaxConfigListItems, problems, [&](const Value& v, const std::string& path) {
+    c.rules.push_back(ReadRule(v, path, c.set_fields, problems));
+  });
+  o.EachOf("neighbors", kMaxConfigListItems, problems, [&](const Value& v, const std::string& path) {
+    StrictObject n(v, path, c.set_fields);
+    n.RejectUnknown({"destination", "hardwareAddr"}, problems);
+    NeighborConfig nc;
+    problems.Check([&] {
+      nc.destination = n.String("destination").value_or("");
       if (IpFamily(nc.destination) == 0) Fail(n.Child("destination"), "is required and must be an IP address");
+    });
+    problems.Check([&] {
+      nc.hardware_addr = n.String("hardwareAddr").value_or("");
       if (!ValidMac(nc.hardware_addr)) Fail(n.Child("hardwareAddr"), "is required and must be a MAC address");
-      c.neighbors.push_back(std::move(nc));
-    }
-  }
-  if (const Value* v = o.Find("ethtool")) {
+    });
+    c.neighbors.push_back(std::move(nc));
+  });
+  problems.Check([&] {
+    const Value* v = o.Find("ethtool");
+    if (!v) return;
     StrictObject e(*v, "ethtool", c.set_fields);
-    e.RejectUnknown({"features", "privateFlags"});
+    e.RejectUnknown({"features", "privateFlags"}, problems);
     EthtoolConfig ec;
-    if (const Value* f = e.Find("features")) ec.features = ReadFlagMap(*f, "ethtool.features");
-    if (const Value* f = e.Find("privateFlags")) ec.private_flags = ReadFlagMap(*f, "ethtool.privateFlags");
+    problems.Check([&] {
+      if (const Value* f = e.Find("features")) ec.features = ReadFlagMap(*f, "ethtool.features");
+    });
+    problems.Check([&] {
+      if (const Value* f = e.Find("privateFlags")) ec.private_flags = ReadFlagMap(*f, "ethtool.privateFlags");
+    });
     c.ethtool = std::move(ec);
-  }
-  if (c.interface.vrf && !c.rules.empty()) Fail("rules", "cannot be used together with interface.vrf");
+  });
+  if (c.interface.vrf && !c.rules.empty()) problems.Add("rules: cannot be used together with interface.vrf");
+  problems.ThrowIfAny();
   return c;
 }
 
@@ -315,18 +394,91 @@ rapidjson::Document ParseObject(std::string_view json) {
   return doc;
 }
 
-void DeepMerge(Value& into, const Value& from, rapidjson::Document::AllocatorType& alloc) {
+std::string Serialize(const Value& value) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  value.Accept(writer);
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+// What makes two entries of a list one entry when configs merge: routes by
+// destination and table, neighbours by destination, addresses and rules by
+// their whole value.
+std::string EntryIdentity(const std::string& list_path, const Value& entry) {
+  auto member = [&](const char* key) {
+    auto it = entry.FindMember(key);
+    return it == entry.MemberEnd() || it->value.IsNull() ? std::string() : Serialize(it->value);
+  };
+  if (list_path == "routes" && entry.IsObject()) {
+    const std::string table = member("table");
+    return member("destination") + "|" + (table.empty() ? "0" : table);
+  }
+  if (list_path == "neighbors" && entry.IsObject()) return member("destination");
+  return Serialize(entry);
+}
+
+// Merges `from` into `into`: objects key by key, scalars replaced, lists
+// appended with entries of the same identity (EntryIdentity) taking the
+// later value in the earlier place.
+void DeepMerge(Value& into, const Value& from, rapidjson::Document::AllocatorType& alloc,
+               const std::string& path = "") {
   for (const auto& m : from.GetObject()) {
+    const std::string key(m.name.GetString(), m.name.GetStringLength());
+    const std::string child = path.empty() ? key : path + "." + key;
     auto it = into.FindMember(m.name);
     if (it != into.MemberEnd() && it->value.IsObject() && m.value.IsObject()) {
-      DeepMerge(it->value, m.value, alloc);
+      DeepMerge(it->value, m.value, alloc, child);
+    } else if (it != into.MemberEnd() && it->value.IsArray() && m.value.IsArray()) {
+      for (const auto& entry : m.value.GetArray()) {
+        const std::string identity = EntryIdentity(child, entry);
+        auto& list = it->value;
+        auto same = std::find_if(list.Begin(), list.End(),
+                                 [&](const Value& existing) { return EntryIdentity(child, existing) == identity; });
+        if (same != list.End()) {
+          same->CopyFrom(entry, alloc);
+        } else {
+          Value copy(entry, alloc);
+          list.PushBack(copy, alloc);
+        }
+      }
     } else if (it != into.MemberEnd()) {
       it->value.CopyFrom(m.value, alloc);
     } else {
-      Value key(m.name, alloc);
+      Value name(m.name, alloc);
       Value value(m.value, alloc);
-      into.AddMember(key, value, alloc);
+      into.AddMember(name, value, alloc);
     }
+  }
+}
+
+// The merged document of MergeNetworkConfigs; every input's problems are
+// named, each with its label.
+rapidjson::Document MergeDocuments(const std::vector<std::string>& json_objects,
+                                   const std::vector<std::string>& labels) {
+  rapidjson::Document merged;
+  merged.SetObject();
+  Problems problems;
+  for (std::size_t i = 0; i < json_objects.size(); ++i) {
+    const std::string label = i < labels.size() ? labels[i] : "config " + std::to_string(i);
+    rapidjson::Document doc;
+    try {
+      doc = ParseObject(json_objects[i]);
+      ReadConfig(doc);
+    } catch (const ConfigError& e) {
+      problems.Add(label + ": " + e.what());
+      continue;
+    }
+    DeepMerge(merged, doc, merged.GetAllocator());
+  }
+  problems.ThrowIfAny();
+  return merged;
+}
+
+NetworkConfig ReadMerged(const rapidjson::Document& merged) {
+  try {
+    return ReadConfig(merged);
+  } catch (const ConfigError& e) {
+    throw ConfigError("merged configs: " + std::string(e.what()));
   }
 }
 
@@ -339,24 +491,13 @@ NetworkConfig ParseNetworkConfig(std::string_view json) {
 
 NetworkConfig MergeNetworkConfigs(const std::vector<std::string>& json_objects,
                                   const std::vector<std::string>& labels) {
-  rapidjson::Document merged;
-  merged.SetObject();
-  for (std::size_t i = 0; i < json_objects.size(); ++i) {
-    const std::string label = i < labels.size() ? labels[i] : "config " + std::to_string(i);
-    rapidjson::Document doc;
-    try {
-      doc = ParseObject(json_objects[i]);
-      ReadConfig(doc);
-    } catch (const ConfigError& e) {
-      throw ConfigError(label + ": " + e.what());
-    }
-    DeepMerge(merged, doc, merged.GetAllocator());
-  }
-  try {
-    return ReadConfig(merged);
-  } catch (const ConfigError& e) {
-    throw ConfigError("merged configs: " + std::string(e.what()));
-  }
+  return ReadMerged(MergeDocuments(json_objects, labels));
+}
+
+MergedNetworkConfig MergeNetworkConfigsWithJson(const std::vector<std::string>& json_objects,
+                                                const std::vector<std::string>& labels) {
+  const auto merged = MergeDocuments(json_objects, labels);
+  return {ReadMerged(merged), Serialize(merged)};
 }
 
 std::vector<std::string> FieldsNotForRdmaOnly(const NetworkConfig& config) {

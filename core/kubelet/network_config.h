@@ -9,10 +9,13 @@
 // claim and the config entry.
 //
 // Several configs can apply to one device (class configs, then claim
-// configs). MergeNetworkConfigs deep-merges them in that order: objects are
-// merged key by key, everything else (scalars and lists) is replaced by the
-// later config. The merged result is validated again (cross-field rules such
-// as dhcp vs addresses).
+// configs, then what a profile provider resolved). MergeNetworkConfigs
+// deep-merges them in that order: objects key by key, scalars replaced by
+// the later config, lists appended and de-duplicated (addresses and rules by
+// value, routes by destination + table, neighbours by destination; the later
+// entry wins in the earlier one's place). The merged result is validated
+// again (cross-field rules such as dhcp vs addresses). Errors name every
+// problem found, not only the first.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -97,6 +100,14 @@ NetworkConfig ParseNetworkConfig(std::string_view json);
 // input's index in `label_of`'s terms. Throws ConfigError.
 NetworkConfig MergeNetworkConfigs(const std::vector<std::string>& json_objects,
                                   const std::vector<std::string>& labels);
+
+struct MergedNetworkConfig {
+  NetworkConfig config;
+  std::string json;  // the merged object, as a profile provider is sent it
+};
+// MergeNetworkConfigs, also returning the merged JSON object.
+MergedNetworkConfig MergeNetworkConfigsWithJson(const std::vector<std::string>& json_objects,
+                                                const std::vector<std::string>& labels);
 
 // Fields an RDMA-only device (no netdev) accepts: everything else set in
 // `config` is returned, so the caller can reject the claim naming them.

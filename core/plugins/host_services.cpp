@@ -2,6 +2,8 @@
 
 #include <curl/curl.h>
 
+#include "base/curl_handle.h"
+
 #include <cstring>
 #include <filesystem>
 
@@ -11,20 +13,6 @@ namespace {
 constexpr uint32_t kDefaultHttpTimeoutMs = 2000;
 constexpr uint32_t kMaxHttpTimeoutMs = 30000;
 constexpr std::size_t kMaxHttpBody = 4 << 20;
-
-void EnsureCurlGlobalInit() {
-  static const bool initialised = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
-  (void)initialised;
-}
-
-struct CurlEasy {
-  CURL* handle = curl_easy_init();
-  curl_slist* headers = nullptr;
-  ~CurlEasy() {
-    curl_slist_free_all(headers);
-    if (handle) curl_easy_cleanup(handle);
-  }
-};
 
 size_t AppendBody(char* data, size_t size, size_t count, void* user) {
   auto* body = static_cast<std::string*>(user);
@@ -43,26 +31,26 @@ std::string JoinRoot(const std::string& root, const char* sub) {
 
 HttpResult CurlHttpGet(const std::string& url, const std::vector<std::string>& headers,
                        uint32_t timeout_ms) {
-  EnsureCurlGlobalInit();
-  CurlEasy curl;
-  if (curl.handle == nullptr) throw std::runtime_error("curl_easy_init failed");
+  CurlHandle handle = NewCurlHandle();
+  CURL* curl = handle.get();
   HttpResult result;
-  for (const auto& h : headers) curl.headers = curl_slist_append(curl.headers, h.c_str());
-  curl_easy_setopt(curl.handle, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl.handle, CURLOPT_HTTPHEADER, curl.headers);
-  curl_easy_setopt(curl.handle, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
-  curl_easy_setopt(curl.handle, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout_ms));
-  curl_easy_setopt(curl.handle, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl.handle, CURLOPT_NOPROXY, "*");  // metadata services are link-local
-  curl_easy_setopt(curl.handle, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl.handle, CURLOPT_WRITEFUNCTION, &AppendBody);
-  curl_easy_setopt(curl.handle, CURLOPT_WRITEDATA, &result.body);
-  CURLcode rc = curl_easy_perform(curl.handle);
+  CurlHeaderList header_list;
+  for (const auto& h : headers) AppendCurlHeader(header_list, h);
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, header_list.get());
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout_ms));
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");  // metadata services are link-local
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &AppendBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &result.body);
+  CURLcode rc = curl_easy_perform(curl);
   if (rc == CURLE_OPERATION_TIMEDOUT)
     throw HttpTimeout("GET " + url + ": timed out after " + std::to_string(timeout_ms) + " ms");
   if (rc != CURLE_OK) throw std::runtime_error("GET " + url + ": " + curl_easy_strerror(rc));
   long status = 0;
-  curl_easy_getinfo(curl.handle, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   result.status = static_cast<int32_t>(status);
   return result;
 }

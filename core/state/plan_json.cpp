@@ -1,5 +1,7 @@
 #include "state/plan_json.h"
 
+#include <map>
+#include <optional>
 #include <stdexcept>
 
 #include <rapidjson/stringbuffer.h>
@@ -73,6 +75,43 @@ void WriteNeighbors(Writer& w, const std::vector<inject::Neighbor>& neighbors) {
   });
 }
 
+void WriteFlagMap(Writer& w, const char* key, const std::map<std::string, bool>& flags) {
+  w.Key(key);
+  w.StartObject();
+  for (const auto& [name, on] : flags) {
+    w.Key(name.data(), static_cast<rapidjson::SizeType>(name.size()));
+    w.Bool(on);
+  }
+  w.EndObject();
+}
+
+// Only what is set: an empty LinkSettings writes nothing, so checkpoints of
+// plans without such config look as they always did.
+void WriteLinkSettings(Writer& w, const inject::LinkSettings& s) {
+  if (s.empty()) return;
+  w.Key("settings");
+  w.StartObject();
+  if (!s.mac.empty()) Str(w, "mac", s.mac);
+  auto opt = [&](const char* key, const auto& value) {
+    if (!value) return;
+    w.Key(key);
+    w.Int64(*value);
+  };
+  opt("gsoMaxSize", s.gso_max_size);
+  opt("groMaxSize", s.gro_max_size);
+  opt("gsoIPv4MaxSize", s.gso_ipv4_max_size);
+  opt("groIPv4MaxSize", s.gro_ipv4_max_size);
+  opt("arpIgnore", s.arp_ignore);
+  opt("arpAnnounce", s.arp_announce);
+  if (s.forwarding) {
+    w.Key("forwarding");
+    w.Bool(*s.forwarding);
+  }
+  if (!s.ethtool_features.empty()) WriteFlagMap(w, "ethtoolFeatures", s.ethtool_features);
+  if (!s.ethtool_private_flags.empty()) WriteFlagMap(w, "ethtoolPrivateFlags", s.ethtool_private_flags);
+  w.EndObject();
+}
+
 void WritePlan(Writer& w, const ClaimPlan& p) {
   w.StartObject();
   Str(w, "claimUID", p.claim_uid);
@@ -110,6 +149,24 @@ void WritePlan(Writer& w, const ClaimPlan& p) {
     WriteRoutes(w, "routes", n.routes);
     WriteRules(w, n.rules);
     WriteNeighbors(w, n.neighbors);
+    WriteLinkSettings(w, n.settings);
+    if (!n.vrf_name.empty()) {
+      Str(w, "vrfName", n.vrf_name);
+      Num(w, "vrfTable", n.vrf_table);
+    }
+    if (n.disable_ebpf_programs) {
+      w.Key("disableEbpfPrograms");
+      w.Bool(true);
+    }
+    if (n.dhcp_lease) {
+      w.Key("dhcpLease");
+      w.StartObject();
+      Str(w, "address", n.dhcp_lease->address);
+      Str(w, "serverID", n.dhcp_lease->server_id);
+      Str(w, "serverMAC", n.dhcp_lease->server_mac);
+      Str(w, "clientMAC", n.dhcp_lease->client_mac);
+      w.EndObject();
+    }
     Str(w, "rdmaDevice", n.rdma_device);
     w.Key("rdmaExclusive");
     w.Bool(n.rdma_exclusive);
@@ -124,9 +181,19 @@ void WritePlan(Writer& w, const ClaimPlan& p) {
     WriteNeighbors(w, n.host_state.neighbors);
     w.Key("up");
     w.Bool(n.host_state.up);
+    WriteLinkSettings(w, n.host_state.settings);
     w.EndObject();
   });
   StrList(w, "cdiDeviceIDs", p.cdi_device_ids);
+  if (!p.profiles.empty()) {
+    ObjectList(w, "profiles", p.profiles, [&](const inject::ProfileRecord& r) {
+      Str(w, "device", r.device);
+      Str(w, "profile", r.profile);
+      Str(w, "config", r.config_json);
+      Str(w, "macAddress", r.mac_address);
+      Str(w, "pciAddress", r.pci_address);
+    });
+  }
   w.EndObject();
 }
 
@@ -230,6 +297,43 @@ std::vector<inject::Neighbor> GetNeighbors(const rapidjson::Value& o, const std:
   return out;
 }
 
+std::map<std::string, bool> GetFlagMap(const rapidjson::Value& o, const std::string& where, const char* key) {
+  const auto& v = Field(o, where, key);
+  if (!v.IsObject()) Bad(where, key, "an object");
+  std::map<std::string, bool> out;
+  for (const auto& m : v.GetObject()) {
+    if (!m.value.IsBool()) Bad(where + "." + key, m.name.GetString(), "a boolean");
+    out.emplace(std::string(m.name.GetString(), m.name.GetStringLength()), m.value.GetBool());
+  }
+  return out;
+}
+
+// Absent (older checkpoints, nothing changed): all unset.
+inject::LinkSettings GetLinkSettings(const rapidjson::Value& o, const std::string& where) {
+  inject::LinkSettings s;
+  if (!o.IsObject() || !o.HasMember("settings")) return s;
+  const auto& v = o["settings"];
+  const std::string here = where + ".settings";
+  if (!v.IsObject()) Bad(where, "settings", "an object");
+  if (v.HasMember("mac")) s.mac = GetStr(v, here, "mac");
+  auto u32 = [&](const char* key, std::optional<uint32_t>& into) {
+    if (v.HasMember(key)) into = GetU32(v, here, key);
+  };
+  u32("gsoMaxSize", s.gso_max_size);
+  u32("groMaxSize", s.gro_max_size);
+  u32("gsoIPv4MaxSize", s.gso_ipv4_max_size);
+  u32("groIPv4MaxSize", s.gro_ipv4_max_size);
+  if (v.HasMember("arpIgnore")) s.arp_ignore = GetI32(v, here, "arpIgnore");
+  if (v.HasMember("arpAnnounce")) s.arp_announce = GetI32(v, here, "arpAnnounce");
+  if (v.HasMember("forwarding")) {
+    if (!v["forwarding"].IsBool()) Bad(here, "forwarding", "a boolean");
+    s.forwarding = v["forwarding"].GetBool();
+  }
+  if (v.HasMember("ethtoolFeatures")) s.ethtool_features = GetFlagMap(v, here, "ethtoolFeatures");
+  if (v.HasMember("ethtoolPrivateFlags")) s.ethtool_private_flags = GetFlagMap(v, here, "ethtoolPrivateFlags");
+  return s;
+}
+
 ClaimPlan ReadPlan(const rapidjson::Value& o, const std::string& where) {
   ClaimPlan p;
   p.claim_uid = GetStr(o, where, "claimUID");
@@ -270,6 +374,21 @@ ClaimPlan ReadPlan(const rapidjson::Value& o, const std::string& where) {
     np.routes = GetRoutes(n, w, "routes");
     np.rules = GetRules(n, w);
     np.neighbors = GetNeighbors(n, w);
+    np.settings = GetLinkSettings(n, w);
+    if (n.HasMember("vrfName")) {
+      np.vrf_name = GetStr(n, w, "vrfName");
+      np.vrf_table = GetU32(n, w, "vrfTable");
+    }
+    if (n.HasMember("disableEbpfPrograms")) {
+      if (!n["disableEbpfPrograms"].IsBool()) Bad(w, "disableEbpfPrograms", "a boolean");
+      np.disable_ebpf_programs = n["disableEbpfPrograms"].GetBool();
+    }
+    if (n.HasMember("dhcpLease")) {
+      const auto& lease = n["dhcpLease"];
+      const std::string lw = w + ".dhcpLease";
+      np.dhcp_lease = inject::DhcpLeaseRecord{GetStr(lease, lw, "address"), GetStr(lease, lw, "serverID"),
+                                              GetStr(lease, lw, "serverMAC"), GetStr(lease, lw, "clientMAC")};
+    }
     np.rdma_device = GetStr(n, w, "rdmaDevice");
     const auto& exclusive = Field(n, w, "rdmaExclusive");
     if (!exclusive.IsBool()) Bad(w, "rdmaExclusive", "a boolean");
@@ -287,9 +406,16 @@ ClaimPlan ReadPlan(const rapidjson::Value& o, const std::string& where) {
       if (!hs["up"].IsBool()) Bad(hw, "up", "a boolean");
       np.host_state.up = hs["up"].GetBool();
     }
+    np.host_state.settings = GetLinkSettings(hs, hw);
     p.netdevs.push_back(std::move(np));
   }
   p.cdi_device_ids = GetStrList(o, here, "cdiDeviceIDs");
+  if (o.HasMember("profiles")) {
+    const std::string w = here + ".profiles";
+    for (const auto& r : GetArr(o, here, "profiles").GetArray())
+      p.profiles.push_back({GetStr(r, w, "device"), GetStr(r, w, "profile"), GetStr(r, w, "config"),
+                            GetStr(r, w, "macAddress"), GetStr(r, w, "pciAddress")});
+  }
   return p;
 }
 

@@ -203,6 +203,40 @@ def claim_config():
           json.dumps({"interface": {"mtu": 1500}}).encode())
 
 
+def dhcp_reply(msg_type, options, xid=0x12345678, yiaddr=bytes([192, 0, 2, 50])):
+    """A BOOTREPLY to 02:00:00:00:d0:01 from server 192.0.2.1; `options` is a
+    list of (code, data) pieces written in order."""
+    header = struct.pack(">BBBBIHH", 2, 1, 6, 0, xid, 0, 0x8000) + bytes(4) + yiaddr + bytes(8)
+    header += bytes([2, 0, 0, 0, 0xd0, 0x01]) + bytes(10 + 64 + 128)
+    body = bytes([53, 1, msg_type, 54, 4, 192, 0, 2, 1])
+    for code, data in options:
+        body += bytes([code, len(data)]) + data
+    return header + bytes([99, 130, 83, 99]) + body + b"\xff"
+
+
+def ipv4_udp_to_client(payload):
+    """payload in UDP 192.0.2.1:67 -> 255.255.255.255:68 (UDP checksum 0: none)."""
+    udp = struct.pack(">HHHH", 67, 68, 8 + len(payload), 0) + payload
+    ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
+                               bytes([192, 0, 2, 1]), bytes([255] * 4)))
+    total = sum(ip[i] << 8 | ip[i + 1] for i in range(0, 20, 2))
+    while total > 0xffff:
+        total = (total & 0xffff) + (total >> 16)
+    ip[10:12] = struct.pack(">H", ~total & 0xffff)
+    return bytes(ip) + udp
+
+
+def dhcp_message():
+    routes = bytes([16, 10, 20, 192, 0, 2, 254, 24, 198, 51, 100, 0, 0, 0, 0, 0, 192, 0, 2, 254])
+    mask = (1, bytes([255, 255, 255, 0]))
+    lease = (51, bytes([0, 0, 0x0e, 0x10]))
+    write("dhcp_message_fuzz", "offer-datagram", ipv4_udp_to_client(dhcp_reply(2, [mask, lease, (121, routes)])))
+    write("dhcp_message_fuzz", "ack-datagram", ipv4_udp_to_client(dhcp_reply(5, [mask, lease, (121, routes)])))
+    write("dhcp_message_fuzz", "ack-payload-split-121",
+          dhcp_reply(5, [mask, (121, routes[:9]), (121, routes[9:])]))
+    write("dhcp_message_fuzz", "nak-payload", dhcp_reply(6, [(56, b"address in use")], yiaddr=bytes(4)))
+
+
 if __name__ == "__main__":
     cel()
     ttrpc_mux()
@@ -210,3 +244,4 @@ if __name__ == "__main__":
     api_json()
     sysfs()
     claim_config()
+    dhcp_message()

@@ -164,7 +164,8 @@ std::string AllocatedClaim(const std::string& name, const std::string& pool, con
          R"("reservedFor":[{"resource":"pods","name":"worker-)" + pod_uid + R"(","uid":")" + pod_uid + R"("}]}})";
 }
 
-std::string DeviceWithIfName(const std::vector<std::string>& slices, const std::string& if_name) {
+std::map<std::string, std::string> PublishedIfNames(const std::vector<std::string>& slices) {
+  std::map<std::string, std::string> by_device;
   for (const auto& text : slices) {
     rapidjson::Document slice;
     slice.Parse(text.c_str());
@@ -172,9 +173,15 @@ std::string DeviceWithIfName(const std::vector<std::string>& slices, const std::
     for (const auto& d : slice["spec"]["devices"].GetArray()) {
       if (!d.HasMember("attributes") || !d["attributes"].HasMember("dra.net/ifName")) continue;
       const auto& value = d["attributes"]["dra.net/ifName"];
-      if (value.HasMember("string") && if_name == value["string"].GetString()) return d["name"].GetString();
+      if (value.HasMember("string")) by_device[d["name"].GetString()] = value["string"].GetString();
     }
   }
+  return by_device;
+}
+
+std::string DeviceWithIfName(const std::vector<std::string>& slices, const std::string& if_name) {
+  for (const auto& [device, name] : PublishedIfNames(slices))
+    if (name == if_name) return device;
   return {};
 }
 
@@ -242,18 +249,9 @@ std::string DescribeNetwork(const inventory::NetlinkFacts& facts) {
 
 // dra.net/ifName of the published device `device`; empty when none.
 std::string IfNameOfDevice(const std::vector<std::string>& slices, const std::string& device) {
-  for (const auto& text : slices) {
-    rapidjson::Document slice;
-    slice.Parse(text.c_str());
-    if (!slice.IsObject() || !slice.HasMember("spec") || !slice["spec"].HasMember("devices")) continue;
-    for (const auto& d : slice["spec"]["devices"].GetArray()) {
-      if (device != d["name"].GetString() || !d.HasMember("attributes")) continue;
-      const auto& attributes = d["attributes"];
-      if (attributes.HasMember("dra.net/ifName") && attributes["dra.net/ifName"].HasMember("string"))
-        return attributes["dra.net/ifName"]["string"].GetString();
-    }
-  }
-  return {};
+  const auto names = PublishedIfNames(slices);
+  const auto it = names.find(device);
+  return it == names.end() ? std::string() : it->second;
 }
 
 // The RDMA NICs' netdevs on GPU nodes (gpu0rdma0).

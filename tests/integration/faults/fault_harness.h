@@ -69,8 +69,10 @@ std::string KubeconfigFor(const std::string& server);
 // reserved for `pod_uid` (plain identifiers: no JSON escaping needed).
 std::string AllocatedClaim(const std::string& name, const std::string& pool, const std::vector<std::string>& devices,
                            const std::string& pod_uid);
-// The name of the published device whose dra.net/ifName is `if_name`
-// (ResourceSlice JSON objects); empty when none.
+// Published device name -> its dra.net/ifName (ResourceSlice JSON objects).
+std::map<std::string, std::string> PublishedIfNames(const std::vector<std::string>& slices);
+// The name of the published device whose dra.net/ifName is `if_name`;
+// empty when none.
 std::string DeviceWithIfName(const std::vector<std::string>& slices, const std::string& if_name);
 
 // dranetd as a child process.

@@ -69,7 +69,7 @@ class NriNetnsTest : public ::testing::TestWithParam<bool> {
       n.mtu = 8896;
       n.addresses = {d.address};
       n.routes = {{d.route, "", "", 0, 0}};
-      n.host_state = {d.host, 1500, {d.address}, {{d.route, "", "", 0, 0}}, {}, {}, true, d.mac};
+      n.host_state = {d.host, 1500, {d.address}, {{d.route, "", "", 0, 0}}, {}, {}, true, d.mac, {}};
       plan.netdevs.push_back(n);
     }
     claims_.Put({plan});

@@ -10,6 +10,7 @@
 
 #include <set>
 
+#include "inject/link_settings.h"
 #include "kubelet_test_support.h"
 
 namespace dranet::kubelet {
@@ -57,6 +58,8 @@ class PlanBuilderTest : public ::testing::Test {
       link.mtu = 8896;
       link.min_mtu = 68;
       link.max_mtu = 9978;  // mlx5
+      link.mac = "02:00:00:00:00:0" + std::to_string(i);
+      link.gso_max_size = link.gro_max_size = link.gso_ipv4_max_size = link.gro_ipv4_max_size = 65536;
       link.addresses = {net + "2/32", "fe80::1/64"};
       facts.links.push_back(link);
       inventory::RouteFacts gateway{AF_INET, net + "1/32", "", RT_SCOPE_LINK, RT_TABLE_MAIN, 100, RTPROT_DHCP,
@@ -207,10 +210,217 @@ TEST_F(PlanBuilderTest, HostRoutesStayOnTheHostWhenCopyingIsOff) {
   EXPECT_EQ(plan.netdevs[0].host_state.routes.size(), 3U);  // still restored at teardown
 }
 
-TEST_F(PlanBuilderTest, NetdevConfigThatCannotBeAppliedYetIsRefused) {
+// A profile provider that answers from a table and records its calls.
+class TableProfiles : public ProfileProvider {
+ public:
+  std::map<std::string, std::string> answers;  // profile -> NetworkConfig JSON
+  std::vector<std::string> calls;
+  std::string GetProfileConfig(const ProfileDevice& device, const std::string& claim_uid,
+                               const std::string& config_json) override {
+    calls.push_back("get " + device.name + " " + claim_uid + " " + config_json);
+    for (const auto& [profile, answer] : answers)
+      if (config_json.find("\"" + profile + "\"") != std::string::npos) return answer;
+    throw ProfileError("no such profile");
+  }
+  void ReleaseProfileConfig(const ProfileDevice& device, const std::string& claim_uid,
+                            const std::string& config_json) override {
+    calls.push_back("release " + device.name + " " + claim_uid + " " + config_json);
+  }
+  std::string Describe() const override { return "table"; }
+};
+
+class PlanBuilderConfigTest : public PlanBuilderTest {
+ protected:
+  PlanBuilderConfigTest() {
+    host_ = HostAccess(host_state_);
+    host_.read_ethtool = [](const std::string&) {
+      EthtoolState state;
+      state.features.changeable = {"tx-tcp-segmentation", "tx-tcp6-segmentation", "rx-gro", "rx-lro"};
+      state.features.wanted = {"tx-tcp-segmentation", "tx-tcp6-segmentation", "rx-gro"};
+      state.private_flags = {{"rx_striding_rq", true}};
+      return state;
+    };
+    // gpu0rdma0's arp_announce differs from the namespace default: it is
+    // recorded whether or not a claim sets it.
+    host_.read_ipv4_conf = [](const std::string& if_name, const std::string& key) -> std::optional<int32_t> {
+      if (if_name == "default") return 0;
+      return if_name == "gpu0rdma0" && key == "arp_announce" ? 1 : 0;
+    };
+    host_.vrf_unsupported = [this] { return vrf_reason_; };
+    host_.request_dhcp = [this](const std::string& if_name) {
+      events_.push_back("lease " + if_name);
+      inject::DhcpLease lease;
+      lease.address = "192.0.2.10/24";
+      lease.server_id = "192.0.2.1";
+      lease.server_mac = "02:00:00:00:00:aa";
+      lease.client_mac = "02:00:00:00:00:00";
+      lease.routes = {{"10.20.0.0/16", "192.0.2.1", "", 0, 0, 0, 0}, {"192.0.2.128/25", "", "", 0, 0, 0, 0}};
+      return lease;
+    };
+    host_.release_dhcp = [this](const std::string& if_name, const inject::DhcpLease& lease) {
+      events_.push_back("release " + if_name + " " + lease.address + " to " + lease.server_id);
+    };
+    host_.profiles = profiles_;
+  }
+  inject::ClaimPlan Build(const kube::ResourceClaim& claim) {
+    return BuildClaimPlan(claim, inventory_, options_, {}, host_);
+  }
+  std::string BuildError(const kube::ResourceClaim& claim) {
+    try {
+      Build(claim);
+    } catch (const PrepareError& e) {
+      return e.what();
+    }
+    return "";
+  }
+  HostAccess host_;
+  std::string vrf_reason_;
+  std::vector<std::string> events_;
+  std::shared_ptr<TableProfiles> profiles_ = std::make_shared<TableProfiles>();
+};
+
+TEST_F(PlanBuilderConfigTest, EveryInterfaceFieldIsPlannedWithTheHostsValuesForTeardown) {
   auto claim = Claim("roce", {"pci-0000-84-00-0"});
-  claim.configs.push_back(Opaque(R"({"interface":{"hardwareAddr":"00:11:22:33:44:55"}})"));
-  EXPECT_THAT(ErrorOf(claim), HasSubstr("interface.hardwareAddr are valid but not applied"));
+  claim.configs.push_back(Opaque(R"({"interface":{"hardwareAddr":"00-11-22-AA-bb-cc","gsoMaxSize":196608,
+      "groMaxSize":196608,"gsoIPv4MaxSize":131072,"groIPv4MaxSize":131072,"arpIgnore":1,"arpAnnounce":2,
+      "disableEbpfPrograms":true},
+      "ethtool":{"features":{"tso":false,"rx-lro":true},"privateFlags":{"rx_striding_rq":false}}})"));
+  const auto plan = Build(claim);
+  const auto& n = plan.netdevs.at(0);
+  EXPECT_EQ(n.settings.mac, "00:11:22:aa:bb:cc");
+  EXPECT_EQ(n.host_state.settings.mac, "02:00:00:00:00:00");
+  EXPECT_EQ(n.settings.gso_max_size, 196608U);
+  EXPECT_EQ(n.settings.gro_ipv4_max_size, 131072U);
+  EXPECT_EQ(n.host_state.settings.gso_max_size, 65536U);
+  EXPECT_EQ(n.host_state.settings.gro_ipv4_max_size, 65536U);
+  EXPECT_EQ(n.settings.arp_ignore, 1);
+  EXPECT_EQ(n.settings.arp_announce, 2);
+  EXPECT_EQ(n.host_state.settings.arp_ignore, std::nullopt);  // the default: a move back restores it
+  EXPECT_EQ(n.host_state.settings.arp_announce, 1);
+  EXPECT_EQ(Build(Claim("plain", {"pci-0000-84-00-0"})).netdevs.at(0).host_state.settings.arp_announce, 1);
+  // "tso" is every changeable tx-tcp*-segmentation feature; the host's
+  // values are what it wanted before.
+  EXPECT_EQ(n.settings.ethtool_features,
+            (std::map<std::string, bool>{{"rx-lro", true}, {"tx-tcp-segmentation", false}, {"tx-tcp6-segmentation", false}}));
+  EXPECT_EQ(n.host_state.settings.ethtool_features,
+            (std::map<std::string, bool>{{"rx-lro", false}, {"tx-tcp-segmentation", true}, {"tx-tcp6-segmentation", true}}));
+  EXPECT_EQ(n.settings.ethtool_private_flags, (std::map<std::string, bool>{{"rx_striding_rq", false}}));
+  EXPECT_EQ(n.host_state.settings.ethtool_private_flags, (std::map<std::string, bool>{{"rx_striding_rq", true}}));
+  EXPECT_TRUE(n.disable_ebpf_programs);
+}
+
+TEST_F(PlanBuilderConfigTest, WhatTheNetdevCannotTakeIsRefusedAtPrepare) {
+  auto claim = Claim("roce", {"pci-0000-84-00-0"});
+  claim.configs.push_back(Opaque(R"({"ethtool":{"features":{"bogus-offload":true,"tso":false},
+      "privateFlags":{"no_such_flag":true}}})"));
+  const std::string error = BuildError(claim);
+  EXPECT_THAT(error, HasSubstr("claim ml/roce: device pci-0000-84-00-0: ethtool"));
+  EXPECT_THAT(error, HasSubstr("bogus-offload"));
+  claim.configs = {Opaque(R"({"interface":{"hardwareAddr":"00:11:22:33:44:55:66:77"}})")};
+  EXPECT_THAT(BuildError(claim), HasSubstr("has 6-byte addresses"));
+  host_.read_ethtool = nullptr;
+  claim.configs = {Opaque(R"({"ethtool":{"features":{"tso":false}}})")};
+  EXPECT_THAT(BuildError(claim), HasSubstr("cannot read them"));
+}
+
+// An SR-IOV VF cannot take an MTU above its PF's.
+TEST_F(PlanBuilderConfigTest, VfMtuAboveThePfsIsRefused) {
+  inventory_[3].pci_address = "0000:84:00.2";
+  inventory_[3].physical_function = "0000:85:00.0";
+  inventory_[4].pci_address = "0000:85:00.0";  // gpu1rdma0, MTU 8896
+  auto claim = Claim("vf", {"pci-0000-84-00-0"});
+  claim.configs.push_back(Opaque(R"({"interface":{"mtu":8896}})"));
+  EXPECT_EQ(Build(claim).netdevs.at(0).mtu, 8896U);
+  claim.configs = {Opaque(R"({"interface":{"mtu":9000}})")};
+  EXPECT_THAT(BuildError(claim), HasSubstr("is an SR-IOV VF of gpu1rdma0, whose MTU is 8896"));
+}
+
+TEST_F(PlanBuilderConfigTest, VrfTakesEveryRouteIntoItsTableAndNoRules) {
+  auto claim = Claim("vrf", {"pci-0000-84-00-0"});
+  claim.configs.push_back(Opaque(R"({"interface":{"vrf":{"name":"blue"}},
+      "routes":[{"destination":"10.0.0.0/8","gateway":"192.168.1.1","table":7}]})"));
+  const auto plan = Build(claim);
+  const auto& n = plan.netdevs.at(0);
+  EXPECT_EQ(n.vrf_name, "blue");
+  EXPECT_EQ(n.vrf_table, inject::DefaultVrfTable("blue"));
+  EXPECT_GE(n.vrf_table, 1000U);
+  EXPECT_LT(n.vrf_table, 2000U);
+  ASSERT_EQ(n.routes.size(), 4U);
+  for (const auto& route : n.routes) EXPECT_EQ(route.table, static_cast<int32_t>(n.vrf_table)) << route.destination;
+  EXPECT_TRUE(n.rules.empty());
+  EXPECT_FALSE(n.host_state.rules.empty());  // still restored on the host
+  claim.configs = {Opaque(R"({"interface":{"vrf":{"name":"red","table":1234}}})")};
+  EXPECT_EQ(Build(claim).netdevs.at(0).vrf_table, 1234U);
+}
+
+// A kernel without VRF: the claim fails at prepare, never a half-made pod.
+TEST_F(PlanBuilderConfigTest, VrfOnAKernelWithoutVrfFailsAtPrepare) {
+  vrf_reason_ = "the kernel has no VRF support (CONFIG_NET_VRF, module vrf)";
+  auto claim = Claim("vrf", {"pci-0000-84-00-0"});
+  claim.configs.push_back(Opaque(R"({"interface":{"vrf":{"name":"blue","table":100}}})"));
+  EXPECT_THAT(BuildError(claim), HasSubstr("config sets interface.vrf \"blue\" but this node cannot create VRF "
+                                           "devices: the kernel has no VRF support"));
+}
+
+TEST_F(PlanBuilderConfigTest, DhcpLeaseGivesTheAddressAndClasslessRoutesAndIsReleasedOnFailure) {
+  auto claim = Claim("dhcp", {"pci-0000-84-00-0"});
+  claim.configs.push_back(Opaque(R"({"interface":{"dhcp":true}})"));
+  const auto plan = Build(claim);
+  const auto& n = plan.netdevs.at(0);
+  EXPECT_EQ(n.addresses, std::vector<std::string>{"192.0.2.10/24"});
+  ASSERT_TRUE(n.dhcp_lease);
+  EXPECT_EQ(n.dhcp_lease->server_id, "192.0.2.1");
+  EXPECT_EQ(n.routes.back(), (inject::Route{"192.0.2.128/25", "", "", 0, 0, RT_SCOPE_LINK, 0}));
+  EXPECT_EQ(n.routes[n.routes.size() - 2].destination, "10.20.0.0/16");
+  EXPECT_EQ(events_, std::vector<std::string>{"lease gpu0rdma0"});
+  EXPECT_TRUE(ReleaseClaimResources(plan, host_).empty());
+  EXPECT_EQ(events_.back(), "release gpu0rdma0 192.0.2.10/24 to 192.0.2.1");
+  // A later failure in the same prepare gives the lease back.
+  events_.clear();
+  auto two = Claim("dhcp2", {"pci-0000-84-00-0", "pci-0000-85-00-0"});
+  two.configs.push_back(Opaque(R"({"interface":{"dhcp":true,"mtu":9999}})"));
+  EXPECT_THAT(BuildError(two), HasSubstr("accepts 68 to 9978"));
+  two.configs = {Opaque(R"({"interface":{"dhcp":true}})"), Opaque(R"({"interface":{"name":"net1"}})")};
+  EXPECT_THAT(BuildError(two), HasSubstr("is used by another device"));
+  EXPECT_EQ(events_, (std::vector<std::string>{"lease gpu0rdma0", "release gpu0rdma0 192.0.2.10/24 to 192.0.2.1"}));
+}
+
+TEST_F(PlanBuilderConfigTest, ProfileAnswerIsMergedOnTopAndReleasedWithTheSameRequest) {
+  profiles_->answers["gold"] = R"({"interface":{"mtu":4000,"addresses":["10.9.9.9/24"]},
+      "routes":[{"destination":"10.8.0.0/16","gateway":"10.9.9.1"}]})";
+  auto claim = Claim("p", {"pci-0000-84-00-0"});
+  claim.configs.push_back(Opaque(R"({"profile":"gold","interface":{"mtu":1500,"name":"eth7"}})"));
+  const auto plan = Build(claim);
+  const auto& n = plan.netdevs.at(0);
+  EXPECT_EQ(n.mtu, 4000U);  // the provider wins
+  EXPECT_EQ(n.pod_if_name, "eth7");
+  EXPECT_EQ(n.addresses, std::vector<std::string>{"10.9.9.9/24"});
+  EXPECT_EQ(n.routes.back().destination, "10.8.0.0/16");
+  ASSERT_EQ(plan.profiles.size(), 1U);
+  const std::string request = R"({"profile":"gold","interface":{"mtu":1500,"name":"eth7"}})";
+  EXPECT_EQ(profiles_->calls, std::vector<std::string>{"get pci-0000-84-00-0 uid-p " + request});
+  EXPECT_TRUE(ReleaseClaimResources(plan, host_).empty());
+  EXPECT_EQ(profiles_->calls.back(), "release pci-0000-84-00-0 uid-p " + request);
+  // Refused by the provider, or answered with an invalid config: prepare fails naming it.
+  claim.configs = {Opaque(R"({"profile":"silver"})")};
+  EXPECT_THAT(BuildError(claim), HasSubstr("profile \"silver\": no such profile"));
+  profiles_->answers["bad"] = R"({"interface":{"mtu":1}})";
+  claim.configs = {Opaque(R"({"profile":"bad"})")};
+  EXPECT_THAT(BuildError(claim), HasSubstr("profile \"bad\" from table: interface.mtu"));
+  EXPECT_THAT(profiles_->calls.back(), HasSubstr("release pci-0000-84-00-0"));  // given back
+  host_.profiles = nullptr;
+  claim.configs = {Opaque(R"({"profile":"gold"})")};
+  EXPECT_THAT(BuildError(claim), HasSubstr("no profile provider is configured on this node"));
+}
+
+TEST_F(PlanBuilderConfigTest, ConsumersAreDranetsOnePodForNetdevsAndPodsOnly) {
+  EXPECT_THAT(BuildError(Claim("two", {"pci-0000-84-00-0"}, {"a", "b"})),
+              HasSubstr("driver only supports one pod per claim, got 2"));
+  EXPECT_NO_THROW(Build(Claim("shared-ib", {"pci-0101-00-00-0"}, {"a", "b"})));  // char devices only
+  auto job = Claim("job", {"pci-0101-00-00-0"}, {});
+  job.reserved_for.push_back({"batch", "jobs", "j", "job-uid"});
+  EXPECT_THAT(BuildError(job), HasSubstr("driver only supports Pods, unsupported reference"));
+  EXPECT_THAT(BuildError(Claim("none", {"pci-0101-00-00-0"}, {})), HasSubstr("is reserved for no pod"));
 }
 
 TEST_F(PlanBuilderTest, PluginEditsAreAddedAndPluginErrorsFail) {

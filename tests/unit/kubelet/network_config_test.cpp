@@ -101,15 +101,64 @@ TEST(NetworkConfig, RejectsMalformedAndOversizedInput) {
   EXPECT_THAT(ErrorOf(R"({"profile":")" + std::string(300, 'p') + "\"}"), HasSubstr("longer than 256"));
 }
 
-TEST(NetworkConfig, MergeLetsLaterConfigsWin) {
+TEST(NetworkConfig, MergeOverridesScalarsAndAppendsListsLaterWinning) {
   auto merged = MergeNetworkConfigs(
-      {R"({"interface":{"name":"net0","mtu":1500},"routes":[{"destination":"10.0.0.0/8","gateway":"1.1.1.1"}]})",
-       R"({"interface":{"mtu":9000},"routes":[{"destination":"11.0.0.0/8","gateway":"1.1.1.1"}]})"},
+      {R"({"interface":{"name":"net0","mtu":1500,"addresses":["10.1.0.5/24"]},
+           "routes":[{"destination":"10.0.0.0/8","gateway":"10.1.0.1"},
+                     {"destination":"172.16.0.0/12","gateway":"10.1.0.1","table":100}],
+           "neighbors":[{"destination":"10.1.0.1","hardwareAddr":"aa:aa:aa:aa:aa:aa"}],
+           "rules":[{"priority":100,"source":"10.1.0.0/24","table":100}],
+           "ethtool":{"features":{"tso":false}}})",
+       R"({"interface":{"mtu":9000,"addresses":["10.1.0.5/24","10.2.0.5/24"]},
+           "routes":[{"destination":"10.0.0.0/8","gateway":"10.1.0.254"},
+                     {"destination":"172.16.0.0/12","gateway":"10.1.0.1"}],
+           "neighbors":[{"destination":"10.1.0.1","hardwareAddr":"bb:bb:bb:bb:bb:bb"}],
+           "rules":[{"priority":100,"source":"10.1.0.0/24","table":100}],
+           "ethtool":{"features":{"gro":false}}})"},
       {"class", "claim"});
   EXPECT_EQ(merged.interface.name, "net0");
   EXPECT_EQ(merged.interface.mtu, 9000);
-  ASSERT_EQ(merged.routes.size(), 1U);
-  EXPECT_EQ(merged.routes[0].destination, "11.0.0.0/8");
+  // Addresses by value: the repeated one once, the new one appended.
+  EXPECT_EQ(merged.interface.addresses, (std::vector<std::string>{"10.1.0.5/24", "10.2.0.5/24"}));
+  // Routes by destination + table: 10/8 in main replaced by the later gateway;
+  // 172.16/12 in table 100 and in main are two routes.
+  ASSERT_EQ(merged.routes.size(), 3U);
+  EXPECT_EQ(merged.routes[0].destination, "10.0.0.0/8");
+  EXPECT_EQ(merged.routes[0].gateway, "10.1.0.254");
+  EXPECT_EQ(merged.routes[1].table, 100);
+  EXPECT_EQ(merged.routes[2].table, 0);
+  // Neighbours by destination, the later MAC.
+  ASSERT_EQ(merged.neighbors.size(), 1U);
+  EXPECT_EQ(merged.neighbors[0].hardware_addr, "bb:bb:bb:bb:bb:bb");
+  EXPECT_EQ(merged.rules.size(), 1U);
+  ASSERT_TRUE(merged.ethtool);
+  EXPECT_EQ(merged.ethtool->features, (std::map<std::string, bool>{{"gro", false}, {"tso", false}}));
+}
+
+TEST(NetworkConfig, MergedJsonIsWhatTheConfigSays) {
+  auto merged = MergeNetworkConfigsWithJson({R"({"profile":"a","interface":{"addresses":["10.1.0.5/24"]}})",
+                                             R"({"interface":{"addresses":["10.2.0.5/24"]}})"},
+                                            {"class", "claim"});
+  EXPECT_EQ(merged.json, R"({"profile":"a","interface":{"addresses":["10.1.0.5/24","10.2.0.5/24"]}})");
+  EXPECT_EQ(ParseNetworkConfig(merged.json).interface.addresses, merged.config.interface.addresses);
+}
+
+TEST(NetworkConfig, OneErrorNamesEveryProblem) {
+  const std::string error = ErrorOf(R"({"interface":{"mtu":1,"hardwareAddr":"zz","arpIgnore":5,"nmae":"x"},
+      "routes":[{"destination":"10.0.0.0/8"},{"destination":"nope","gateway":"1.1.1.1","scope":7}],
+      "neighbors":[{"destination":"x","hardwareAddr":"y"}],"bogus":1})");
+  for (const char* field : {"interface.mtu", "interface.hardwareAddr", "interface.arpIgnore", "interface.nmae",
+                            "routes[0].gateway", "routes[1].destination", "routes[1].scope",
+                            "neighbors[0].destination", "neighbors[0].hardwareAddr", "bogus: unknown field"})
+    EXPECT_THAT(error, HasSubstr(field)) << error;
+  // And across the configs of a merge, each named with its source.
+  try {
+    MergeNetworkConfigs({R"({"interface":{"mtu":1}})", R"({"interface":{"arpAnnounce":9}})"}, {"class", "claim"});
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("class: interface.mtu"));
+    EXPECT_THAT(e.what(), HasSubstr("claim: interface.arpAnnounce"));
+  }
 }
 
 TEST(NetworkConfig, MergeNamesTheFailingInput) {

@@ -433,6 +433,11 @@ TEST_F(NriPluginTest, SlowHookIsDisconnectedByTheRuntimeAndThePluginReconnects) 
   api::ContainerAdjustment adjust;
   ASSERT_TRUE(runtime_->CreateContainer(pod, FakeNriRuntime::MakeContainer(pod, "main", {}), &adjust).ok());
   EXPECT_EQ(adjust.linux().devices_size(), 3);
+  // The plugin counts a connection when RegisterPlugin's answer reaches it,
+  // which may be after the runtime went on to Configure and Synchronize.
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (plugin_->connections() < 2u && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(5ms);
   EXPECT_GE(plugin_->connections(), 2u);
 }
 

@@ -53,6 +53,25 @@ TEST(PlanJson, CheckpointsFromBeforeRulesAndNeighborsStillLoad) {
   EXPECT_EQ(n.routes[0].destination, "10.0.0.0/8");
 }
 
+// A plan without claim-config settings is written as before they existed,
+// and such a checkpoint loads with nothing set.
+TEST(PlanJson, PlansWithoutClaimConfigSettingsLookAsBefore) {
+  auto plan = SamplePlan("plain");
+  auto& n = plan.netdevs[0];
+  n.settings = {};
+  n.host_state.settings = {};
+  n.vrf_name.clear();
+  n.vrf_table = 0;
+  n.disable_ebpf_programs = false;
+  n.dhcp_lease.reset();
+  plan.profiles.clear();
+  const auto json = PlansToJson({plan});
+  for (const char* key : {"settings", "vrfName", "disableEbpfPrograms", "dhcpLease", "profiles"})
+    EXPECT_EQ(json.find(key), std::string::npos) << key;
+  auto doc = Parse(json);
+  EXPECT_EQ(PlansFromJson(doc), std::vector<inject::ClaimPlan>{plan});
+}
+
 TEST(PlanJson, MistypedFieldIsNamed) {
   auto json = PlansToJson({SamplePlan("a")});
   auto at = json.find("\"major\":231");

@@ -63,11 +63,30 @@ inline inject::ClaimPlan SamplePlan(const std::string& uid, const std::string& p
   n.neighbors = {{"192.168.1.1", "00:00:5e:00:01:01"}};
   n.rdma_device = "mlx5_0";
   n.rdma_exclusive = true;
-  n.host_state = {"gpu0rdma0", 8896, {"192.168.1.2/32"}, {{"0.0.0.0/0", "192.168.1.1", "192.168.1.2", 0, 0}}, {}, {}, true, "02:00:00:00:00:01"};
+  n.host_state = {"gpu0rdma0", 8896, {"192.168.1.2/32"}, {{"0.0.0.0/0", "192.168.1.1", "192.168.1.2", 0, 0}}, {}, {}, true, "02:00:00:00:00:01", {}};
   n.host_state.up = false;  // a link that was down on the host stays down after teardown
   n.host_state.rules = {{0, "", "10.1.0.0/16", 102, 2}};
   n.host_state.neighbors = {{"fe80::1", "02:00:00:00:00:01"}};
+  // Every claim-config setting, and the host's values to restore.
+  n.settings.mac = "02:11:22:33:44:55";
+  n.settings.gso_max_size = n.settings.gro_max_size = 196608;
+  n.settings.gso_ipv4_max_size = n.settings.gro_ipv4_max_size = 131072;
+  n.settings.arp_ignore = 1;
+  n.settings.arp_announce = 2;
+  n.settings.forwarding = true;
+  n.settings.ethtool_features = {{"tx-tcp-segmentation", false}, {"rx-gro", true}};
+  n.settings.ethtool_private_flags = {{"rx_striding_rq", false}};
+  n.host_state.settings.mac = "02:00:00:00:00:01";
+  n.host_state.settings.gso_max_size = 65536;
+  n.host_state.settings.arp_announce = 0;
+  n.host_state.settings.forwarding = false;
+  n.host_state.settings.ethtool_features = {{"tx-tcp-segmentation", true}, {"rx-gro", false}};
+  n.vrf_name = "blue";
+  n.vrf_table = 1234;
+  n.disable_ebpf_programs = true;
+  n.dhcp_lease = inject::DhcpLeaseRecord{"192.0.2.10/24", "192.0.2.1", "02:00:00:00:00:aa", "02:00:00:00:00:01"};
   p.netdevs = {n};
+  p.profiles = {{"pci-0000-8a-00-0", "gold", R"({"profile":"gold"})", "02:00:00:00:00:01", "0000:8a:00.0"}};
   p.cdi_device_ids = {"dra.net/claim=" + uid};
   return p;
 }

@@ -42,6 +42,10 @@ app.kubernetes.io/version: {{ .Values.image.tag | quote }}
 - --cdi={{ $f.cdi }}
 - --rdma-exclusive={{ $f.rdmaExclusive }}
 - --copy-host-routes={{ $f.copyHostRoutes }}
+- --profile-provider={{ $f.profileProvider }}
+{{- if $f.webhookUrl }}
+- {{ printf "--webhook-url=%s" $f.webhookUrl | quote }}
+{{- end }}
 {{- range $f.pluginDir }}
 - --plugin-dir={{ . }}
 {{- end }}
