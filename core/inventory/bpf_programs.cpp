@@ -190,9 +190,40 @@ std::string Describe(const AttachedBpfProgram& program) {
   return text + ")";
 }
 
+std::set<int> LinksWithTcHooks(nl_sock* rtnetlink) {
+  tcmsg request{};
+  request.tcm_family = AF_UNSPEC;
+  for (int attempt = 1;; ++attempt) {
+    std::set<int> links;
+    int error = nl_send_simple(rtnetlink, RTM_GETQDISC, NLM_F_DUMP, &request, sizeof(request));
+    if (error >= 0) {
+      auto on_qdisc = [](nl_msg* message, void* links_arg) -> int {
+        nlmsghdr* header = nlmsg_hdr(message);
+        if (header->nlmsg_type != RTM_NEWQDISC || !nlmsg_valid_hdr(header, sizeof(tcmsg))) return NL_OK;
+        nlattr* attrs[TCA_MAX + 1] = {};
+        if (nlmsg_parse(header, sizeof(tcmsg), attrs, TCA_MAX, nullptr) < 0 || attrs[TCA_KIND] == nullptr) return NL_OK;
+        if (nla_strcmp(attrs[TCA_KIND], "clsact") == 0 || nla_strcmp(attrs[TCA_KIND], "ingress") == 0)
+          static_cast<std::set<int>*>(links_arg)->insert(static_cast<const tcmsg*>(nlmsg_data(header))->tcm_ifindex);
+        return NL_OK;
+      };
+      nl_socket_modify_cb(rtnetlink, NL_CB_VALID, NL_CB_CUSTOM, on_qdisc, &links);
+      error = nl_recvmsgs_default(rtnetlink);
+      nl_socket_modify_cb(rtnetlink, NL_CB_VALID, NL_CB_DEFAULT, nullptr, nullptr);
+    }
+    if (error >= 0) return links;
+    if (error != -NLE_DUMP_INTR || attempt == kAttempts)
+      throw std::runtime_error(std::string("qdisc dump failed: ") + nl_geterror(error));
+  }
+}
+
 std::vector<AttachedBpfProgram> ListAttachedBpfPrograms(nl_sock* rtnetlink, int ifindex) {
+  return ListAttachedBpfPrograms(rtnetlink, ifindex, /*has_tc_hooks=*/true);
+}
+
+std::vector<AttachedBpfProgram> ListAttachedBpfPrograms(nl_sock* rtnetlink, int ifindex, bool has_tc_hooks) {
   std::vector<AttachedBpfProgram> programs;
   for (BpfHook hook : {BpfHook::kTcIngress, BpfHook::kTcEgress}) {
+    if (!has_tc_hooks) break;
     auto filters = DumpTcFilters(rtnetlink, ifindex, hook);
     programs.insert(programs.end(), filters.begin(), filters.end());
   }

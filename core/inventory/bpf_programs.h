@@ -18,6 +18,7 @@
 // libbpf is needed.
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,6 +72,15 @@ std::vector<AttachedBpfProgram> ListAttachedBpfPrograms(nl_sock* rtnetlink, int 
 
 // The same with an rtnetlink socket of its own.
 std::vector<AttachedBpfProgram> ListAttachedBpfPrograms(int ifindex);
+
+// The ifindexes of the links that have tc filter hooks (a clsact or ingress
+// qdisc), from one RTM_GETQDISC dump of the calling thread's namespace: a
+// scan of every link dumps filters only where there can be some. Throws
+// std::runtime_error.
+std::set<int> LinksWithTcHooks(nl_sock* rtnetlink);
+// ListAttachedBpfPrograms without the tc filter dumps when `has_tc_hooks`
+// is false (see LinksWithTcHooks).
+std::vector<AttachedBpfProgram> ListAttachedBpfPrograms(nl_sock* rtnetlink, int ifindex, bool has_tc_hooks);
 
 // What discovery publishes for a netdev, DRANET's way: the set of tc filter
 // names (an unnamed filter counts, as ""), and the set of tcx program names.

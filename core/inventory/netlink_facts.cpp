@@ -18,6 +18,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "inventory/sysfs_tree.h"
 
@@ -207,9 +208,16 @@ void ParseRoute(nl_msg* message, std::vector<RouteFacts>& routes) { nl_msg_parse
 void AttachBpfProgramNames(nl_sock* socket, std::vector<LinkFacts>& links, Logger& log) {
   int failures = 0;
   std::string first_error;
+  std::set<int> tc_hooked;
+  try {
+    tc_hooked = LinksWithTcHooks(socket);
+  } catch (const std::exception& error) {
+    log.Warning("cannot list qdiscs; the ebpf attributes are left out", {{"error", error.what()}});
+    return;
+  }
   for (auto& link : links) {
     try {
-      link.bpf_programs = NamesOf(ListAttachedBpfPrograms(socket, link.ifindex));
+      link.bpf_programs = NamesOf(ListAttachedBpfPrograms(socket, link.ifindex, tc_hooked.contains(link.ifindex)));
     } catch (const std::exception& error) {
       if (failures++ == 0) first_error = link.name + ": " + error.what();
     }
