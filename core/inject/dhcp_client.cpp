@@ -21,6 +21,7 @@
 #include <random>
 #include <utility>
 
+#include "base/unique_fd.h"
 #include "inject/pod_netns_applier.h"
 
 namespace dranet::inject {
@@ -97,36 +98,20 @@ uint32_t SumWords(std::span<const uint8_t> data, uint32_t sum = 0) {
   return sum;
 }
 
-// An owned socket or eventfd.
-class OwnedFd {
- public:
-  explicit OwnedFd(int fd) : fd_(fd) {}
-  OwnedFd(OwnedFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  OwnedFd(const OwnedFd&) = delete;
-  OwnedFd& operator=(const OwnedFd&) = delete;
-  ~OwnedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 [[noreturn]] void ThrowErrno(const std::string& context, const std::string& step) {
   throw InjectError(context + ": " + step + ": " + std::strerror(errno));
 }
 
 // A packet socket for IPv4 frames on `if_name`, and the interface's index and MAC.
 struct PacketSocket {
-  OwnedFd fd{-1};
+  UniqueFd fd{-1};
   int ifindex = 0;
   std::array<uint8_t, 6> mac{};
 };
 
 PacketSocket OpenPacketSocket(const std::string& if_name, const std::string& context) {
   // Protocol 0 receives nothing until bind() picks the interface.
-  PacketSocket s{OwnedFd(::socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0))};
+  PacketSocket s{UniqueFd(::socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0))};
   if (s.fd.get() < 0) ThrowErrno(context, "opening a packet socket");
   ifreq req{};
   if (if_name.empty() || if_name.size() >= sizeof req.ifr_name) throw InjectError(context + ": no such interface");
@@ -421,7 +406,7 @@ DhcpLease RequestDhcpLease(const std::string& if_name, std::chrono::milliseconds
   if (::bind(s.fd.get(), reinterpret_cast<const sockaddr*>(&local), sizeof local) != 0) {
     ThrowErrno(context, "binding the packet socket");
   }
-  const OwnedFd stop_event(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  const UniqueFd stop_event(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (stop_event.get() < 0) ThrowErrno(context, "creating an eventfd");
   const std::stop_callback wake_on_stop(stop, [&stop_event] { (void)::eventfd_write(stop_event.get(), 1); });
 

@@ -257,18 +257,6 @@ uint32_t TcxAttachType(BpfHook hook) { return hook == BpfHook::kTcxEgress ? kBpf
 
 long BpfSyscall(int command, void* attr, std::size_t size) { return ::syscall(SYS_bpf, command, attr, size); }
 
-BpfObjectFd& BpfObjectFd::operator=(BpfObjectFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-  }
-  return *this;
-}
-
-BpfObjectFd::~BpfObjectFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 BpfObjectFd OpenBpfProgramById(uint32_t id) {
   union bpf_attr attr {};
   attr.prog_id = id;

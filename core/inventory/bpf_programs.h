@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/unique_fd.h"
+
 struct nl_sock;  // libnl
 
 namespace dranet::inventory {
@@ -110,22 +112,7 @@ uint32_t TcxAttachType(BpfHook hook);
 long BpfSyscall(int command, void* attr, std::size_t size);
 
 // A file descriptor of a BPF object (program, link), closed on destruction.
-class BpfObjectFd {
- public:
-  BpfObjectFd() = default;
-  explicit BpfObjectFd(int fd) : fd_(fd) {}
-  BpfObjectFd(BpfObjectFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  BpfObjectFd& operator=(BpfObjectFd&& other) noexcept;
-  BpfObjectFd(const BpfObjectFd&) = delete;
-  BpfObjectFd& operator=(const BpfObjectFd&) = delete;
-  ~BpfObjectFd();
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
+using BpfObjectFd = UniqueFd;
 
 // BPF_PROG_GET_FD_BY_ID / BPF_LINK_GET_FD_BY_ID. An invalid fd with errno
 // set on failure (ENOENT: the object is gone).

@@ -28,11 +28,6 @@ sockaddr_un Address(const std::string& path) {
 
 }  // namespace
 
-void UniqueFd::Reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
 UniqueFd ConnectUnixSocket(const std::string& path) {
   const auto addr = Address(path);
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));

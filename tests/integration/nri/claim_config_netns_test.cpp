@@ -352,8 +352,12 @@ TEST_P(DranetManifestConfigTest, PreparesAppliesAndRestoresTheHost) {
   const std::string pod_name = parsed.interface.name.empty() ? host_ : parsed.interface.name;
   const auto link = PodLink(pod_name);
   EXPECT_EQ(link.flags & 1U, 1U) << "up";
-  for (const auto& address : plan.netdevs.at(0).addresses)
-    EXPECT_THAT(Capture("ip -n " + pod_ns_ + " addr show dev " + pod_name), HasSubstr(address));
+  // The addresses the config (or its profile) asked for, not whatever the plan holds.
+  std::vector<std::string> wanted = parsed.interface.addresses;
+  if (!parsed.profile.empty()) wanted.push_back("10.245." + octet_ + ".5/24");
+  if (wanted.empty()) wanted.push_back("10.241." + octet_ + ".2/24");  // the host's, copied
+  const std::string pod_addresses = Capture("ip -n " + pod_ns_ + " addr show dev " + pod_name);
+  for (const auto& address : wanted) EXPECT_THAT(pod_addresses, HasSubstr("inet " + address)) << address;
   const auto& i = parsed.interface;
   EXPECT_EQ(link.mtu, i.mtu ? static_cast<uint32_t>(*i.mtu) : 1500U);
   if (i.hardware_addr) {

@@ -50,6 +50,7 @@ using inventory::BpfHook;
 using inventory::BpfObjectFd;
 using inventory::BpfProgramNames;
 using inventory::BpfSyscall;
+using dranet::UniqueFd;
 using inventory::Device;
 
 constexpr const char* kTcObject = DRANET_TC_TEST_OBJECT;
@@ -81,14 +82,6 @@ bool DropThreadNetAdmin() {
   data[CAP_TO_INDEX(CAP_NET_ADMIN)].effective &= ~CAP_TO_MASK(CAP_NET_ADMIN);
   return ::syscall(SYS_capset, &header, data) == 0;
 }
-
-// A socket (or any fd) closed at scope end.
-struct ScopedFd {
-  int fd = -1;
-  ~ScopedFd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 // A network namespace created for the test and deleted with the object.
 class TestNetns {
@@ -205,25 +198,25 @@ class BpfHooksTest : public ::testing::Test {
   // Whether a UDP datagram from the pod namespace to 10.201.0.2 reaches a
   // socket in the peer namespace within `timeout`.
   bool DatagramArrives(std::chrono::milliseconds timeout) {
-    ScopedFd receiver, sender;
+    UniqueFd receiver, sender;
     sockaddr_in address{};
     address.sin_family = AF_INET;
     ::inet_pton(AF_INET, "10.201.0.2", &address.sin_addr);
     RunInNetns(peer_->handle(), [&] {
-      receiver.fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+      receiver.Reset(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
       socklen_t length = sizeof(address);
-      if (::bind(receiver.fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-          ::getsockname(receiver.fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      if (::bind(receiver.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+          ::getsockname(receiver.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
         ADD_FAILURE() << "cannot bind a UDP socket in the peer namespace: " << std::strerror(errno);
       }
     });
-    RunInNetns(pod_->handle(), [&] { sender.fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0); });
+    RunInNetns(pod_->handle(), [&] { sender.Reset(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)); });
     const char payload[] = "dranet";
-    if (::sendto(sender.fd, payload, sizeof(payload), 0, reinterpret_cast<sockaddr*>(&address), sizeof(address)) < 0) {
+    if (::sendto(sender.get(), payload, sizeof(payload), 0, reinterpret_cast<sockaddr*>(&address), sizeof(address)) < 0) {
       ADD_FAILURE() << "sendto: " << std::strerror(errno);
       return false;
     }
-    pollfd ready{receiver.fd, POLLIN, 0};
+    pollfd ready{receiver.get(), POLLIN, 0};
     return ::poll(&ready, 1, static_cast<int>(timeout.count())) == 1;
   }
 
