@@ -24,13 +24,8 @@ struct PluginsCommand {
 };
 
 std::string Capabilities(uint32_t caps) {
-  std::string s;
-  if (caps & DRANET_CAP_DISCOVERY) s += "discovery ";
-  if (caps & DRANET_CAP_ATTRIBUTES) s += "attributes ";
-  if (caps & DRANET_CAP_INJECTION) s += "injection ";
-  if (s.empty()) return "-";
-  s.pop_back();
-  return s;
+  const std::string names = plugins::CapabilityNames(caps, " ");
+  return names.empty() ? "-" : names;
 }
 
 int Run(const PluginsCommand& cmd) {

@@ -29,6 +29,7 @@
 #include "kube/resource_claim.h"
 #include "kube/slice_publisher.h"
 #include "kubelet/kubelet_plugin.h"
+#include "kubelet/plugin_profile_provider.h"
 #include "kubelet/webhook_profile_provider.h"
 #include "nri/nri_plugin.h"
 #include "state/checkpoint_store.h"
@@ -350,6 +351,11 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
         logger.Error("cannot use the profile webhook", {{"url", options.webhook_url}, {"error", e.what()}});
         return 1;
       }
+    } else if (options.profile_provider == "cloud") {
+      kubelet_plugin->SetProfileProvider(kubelet::MakePluginProfileProvider(plugin_host));
+      std::string plugins;
+      for (const auto& name : plugin_host.ProfilePlugins()) plugins += (plugins.empty() ? "" : ",") + name;
+      logger.Info("profile provider ready", {{"provider", "cloud"}, {"plugins", plugins.empty() ? "none" : plugins}});
     }
     kubelet_plugin->SetOperationObserver(observer);
     kubelet_plugin->SetNetdevApplier(netns_mover.get());

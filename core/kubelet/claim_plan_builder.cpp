@@ -256,7 +256,7 @@ std::vector<inject::Route> WithoutForeignSources(std::vector<inject::Route> rout
 
 // The identifiers a profile provider matches a device by.
 ProfileDevice ProfileDeviceOf(const inventory::Device& device) {
-  ProfileDevice id{device.name, "", device.pci_address};
+  ProfileDevice id{device.name, "", device.pci_address, &device};
   auto mac = device.attributes.find(std::string(inventory::attr::kMac));
   if (mac != device.attributes.end())
     if (const auto* text = std::get_if<std::string>(&mac->second)) id.mac_address = *text;

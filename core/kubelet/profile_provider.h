@@ -10,9 +10,12 @@
 // Providers must be idempotent per (device, claim UID): the kubelet retries
 // prepare.
 //
-// Implementations: webhook_profile_provider.h (--profile-provider=webhook).
+// Implementations: webhook_profile_provider.h (--profile-provider=webhook),
+// plugin_profile_provider.h (--profile-provider=cloud).
 #include <stdexcept>
 #include <string>
+
+#include "inventory/device.h"
 
 namespace dranet::kubelet {
 
@@ -21,6 +24,9 @@ struct ProfileDevice {
   std::string name;         // the DRA device name, e.g. "pci-0000-8a-00-0"
   std::string mac_address;  // dra.net/mac; empty when the device has none
   std::string pci_address;  // dra.net/pciAddress; empty when not a PCI device
+  // The whole device as discovered, at GetProfileConfig; nullptr at
+  // ReleaseProfileConfig (the netdev may sit in a pod by then).
+  const inventory::Device* device = nullptr;
 };
 
 // A provider that refused, failed or could not be reached. what() names the

@@ -8,6 +8,7 @@
 #include <regex>
 #include <set>
 
+#include "base/json.h"
 #include "plugins/attribute_rules.h"
 #include "plugins/device_abi.h"
 #include "plugins/network_edit_rules.h"
@@ -164,20 +165,19 @@ bool Listed(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
 }
 
-std::string Caps(uint32_t caps) {
-  std::string s;
-  if (caps & DRANET_CAP_DISCOVERY) s += "discovery,";
-  if (caps & DRANET_CAP_ATTRIBUTES) s += "attributes,";
-  if (caps & DRANET_CAP_INJECTION) s += "injection,";
-  if (!s.empty()) s.pop_back();
-  return s.empty() ? "none" : s;
-}
-
 std::string AbiText(uint32_t v) {
   return std::to_string(DRANET_ABI_MAJOR_OF(v)) + "." + std::to_string(DRANET_ABI_MINOR_OF(v));
 }
 
 }  // namespace
+
+std::string CapabilityNames(uint32_t capabilities, const char* separator) {
+  std::string s;
+  for (const auto& [bit, name] : {std::pair{DRANET_CAP_DISCOVERY, "discovery"}, std::pair{DRANET_CAP_ATTRIBUTES, "attributes"},
+                                  std::pair{DRANET_CAP_INJECTION, "injection"}, std::pair{DRANET_CAP_PROFILES, "profiles"}})
+    if (capabilities & bit) s += (s.empty() ? "" : separator) + std::string(name);
+  return s;
+}
 
 PluginHost::PluginHost(PluginHostOptions options, Logger& logger)
     : options_(std::move(options)), logger_(logger) {
@@ -202,7 +202,7 @@ void PluginHost::Report(PluginReport report) {
   if (report.abi_version != 0) fields.emplace_back("abi", AbiText(report.abi_version));
   fields.emplace_back("hostAbi", AbiText(DRANET_ABI_CURRENT));
   if (report.outcome == PluginOutcome::kLoaded) {
-    fields.emplace_back("capabilities", Caps(report.capabilities));
+    fields.emplace_back("capabilities", CapabilityNames(report.capabilities, ","));
     logger_.Info("plugin loaded", fields);
   } else {
     fields.emplace_back("reason", report.reason);
@@ -550,7 +550,134 @@ dranet_status_t AddRuleTrampoline(void* ctx, const char* device_name, const dran
   }
 }
 
+struct ProfileCall {
+  std::string plugin_name;
+  std::unique_ptr<DeviceAbi> device;
+  ProfileQuery query;
+  std::optional<std::string> answer;
+  std::string rejected;
+  dranet_status_t status = DRANET_OK;
+  dranet_error_t err = NewError();
+
+  dranet_profile_request_t Request() const {
+    dranet_profile_request_t req{};
+    req.struct_size = sizeof req;
+    req.profile = query.profile.c_str();
+    req.claim_uid = query.claim_uid.c_str();
+    req.config_json = query.config_json.c_str();
+    req.device = device->get();
+    return req;
+  }
+};
+
+// "" when `text` is one JSON object, else why not.
+std::string NotAJsonObject(const std::string& text) {
+  rapidjson::Document doc;
+  if (auto error = ParseJson(doc, text); !error.empty()) return error;
+  return doc.IsObject() ? "" : "not a JSON object";
+}
+
+dranet_status_t SetProfileConfigTrampoline(void* ctx, const char* json) noexcept {
+  auto* c = static_cast<ProfileCall*>(ctx);
+  try {
+    if (json == nullptr) {
+      c->rejected = "set_config: NULL config";
+      return DRANET_ERR_INVALID_ARG;
+    }
+    const std::size_t n = strnlen(json, DRANET_PROFILE_CONFIG_MAX + 1);
+    if (n > DRANET_PROFILE_CONFIG_MAX) {
+      c->rejected = "set_config: config longer than " + std::to_string(DRANET_PROFILE_CONFIG_MAX) + " bytes";
+      return DRANET_ERR_INVALID_ARG;
+    }
+    std::string text(json, n);
+    if (auto why = NotAJsonObject(text); !why.empty()) {
+      c->rejected = "set_config: the config is not a NetworkConfig object: " + why;
+      return DRANET_ERR_INVALID_ARG;
+    }
+    c->rejected.clear();
+    c->answer = std::move(text);
+    return DRANET_OK;
+  } catch (...) {
+    return DRANET_ERR_NO_MEMORY;
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> PluginHost::ProfilePlugins() const {
+  std::vector<std::string> names;
+  for (const auto& lp : loaded_)
+    if (lp->initialised && (lp->d().capabilities & DRANET_CAP_PROFILES)) names.push_back(lp->d().name);
+  return names;
+}
+
+std::optional<ProfileAnswer> PluginHost::GetProfile(const ProfileQuery& query, const inventory::Device& device) {
+  for (auto& lp : loaded_) {
+    if (!lp->initialised || !(lp->d().capabilities & DRANET_CAP_PROFILES)) continue;
+    if (!MatchesTable(lp->d().match_table, device)) continue;
+    const std::string who = "plugin " + lp->d().name;
+    if (lp->worker->hung()) throw ProfileCallFailed(who + " is disabled: an earlier call never returned");
+    auto call = std::make_shared<ProfileCall>();
+    call->plugin_name = lp->d().name;
+    call->device = std::make_unique<DeviceAbi>(device);
+    call->query = query;
+    auto op = lp->d().get_profile;
+    void* state = lp->state;
+    bool ok = lp->worker->Run(
+        [call, op, state] {
+          const dranet_profile_request_t req = call->Request();
+          dranet_profile_sink_t sink{sizeof(dranet_profile_sink_t), call.get(), &SetProfileConfigTrampoline};
+          call->status = CallGuarded([&] { return op(state, &req, &sink, &call->err); }, call->err);
+        },
+        options_.call_deadline);
+    if (!ok)
+      throw ProfileCallFailed(who + ": get_profile missed its deadline of " +
+                              std::to_string(options_.call_deadline.count()) + " ms");
+    // The host's own refusal of the answer first: the plugin may have
+    // passed the sink's status on without a message.
+    if (!call->rejected.empty()) throw ProfileCallFailed(who + ": " + call->rejected);
+    if (call->status == DRANET_ERR_NOT_FOUND || call->status == DRANET_ERR_UNSUPPORTED) continue;
+    if (call->status != DRANET_OK)
+      throw ProfileCallFailed(who + ": get_profile failed: " + StatusText(call->status, call->err));
+    if (!call->answer) throw ProfileCallFailed(who + ": get_profile succeeded without calling set_config");
+    logger_.Verbose(2, "plugin resolved a profile",
+                    {{"name", call->plugin_name}, {"profile", query.profile}, {"device", device.name}});
+    return ProfileAnswer{call->plugin_name, std::move(*call->answer)};
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> PluginHost::ReleaseProfile(const ProfileQuery& query, const inventory::Device& device) {
+  std::vector<std::string> failures;
+  for (auto& lp : loaded_) {
+    if (!lp->initialised || !(lp->d().capabilities & DRANET_CAP_PROFILES)) continue;
+    const std::string who = "plugin " + lp->d().name;
+    if (lp->worker->hung()) {
+      failures.push_back(who + " is disabled: an earlier call never returned");
+      continue;
+    }
+    auto call = std::make_shared<ProfileCall>();
+    call->plugin_name = lp->d().name;
+    call->device = std::make_unique<DeviceAbi>(device);
+    call->query = query;
+    auto op = lp->d().release_profile;
+    void* state = lp->state;
+    bool ok = lp->worker->Run(
+        [call, op, state] {
+          const dranet_profile_request_t req = call->Request();
+          call->status = CallGuarded([&] { return op(state, &req, &call->err); }, call->err);
+        },
+        options_.call_deadline);
+    if (!ok) {
+      failures.push_back(who + ": release_profile missed its deadline of " +
+                         std::to_string(options_.call_deadline.count()) + " ms");
+    } else if (call->status != DRANET_OK && call->status != DRANET_ERR_NOT_FOUND &&
+               call->status != DRANET_ERR_UNSUPPORTED) {
+      failures.push_back(who + ": release_profile failed: " + StatusText(call->status, call->err));
+    }
+  }
+  return failures;
+}
 
 std::vector<inventory::Device> PluginHost::Discover() {
   std::vector<inventory::Device> out;

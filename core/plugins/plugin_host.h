@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,9 @@ struct PluginHostOptions {
 
 enum class PluginOutcome { kLoaded, kNotApplicable, kSkipped, kRejected, kFailed };
 const char* OutcomeName(PluginOutcome outcome);
+// "discovery<sep>attributes<sep>injection<sep>profiles" for the DRANET_CAP_*
+// bits set; "" for none.
+std::string CapabilityNames(uint32_t capabilities, const char* separator);
 
 struct PluginReport {
   std::string file;  // path of the .so (or the directory, for directory errors)
@@ -109,6 +114,26 @@ struct ClaimRef {
   std::string namespace_name, name, uid;
 };
 
+// ABI 1.2: one claim config's profile for one device.
+struct ProfileQuery {
+  std::string profile;
+  std::string claim_uid;
+  std::string config_json;  // the merged NetworkConfig, "profile" included
+};
+
+// The NetworkConfig JSON object a plugin resolved a profile to.
+struct ProfileAnswer {
+  std::string plugin;
+  std::string config_json;
+};
+
+// A profile plugin that failed (not "does not know it"); what() names the
+// plugin and carries its status and message.
+class ProfileCallFailed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class PluginHost {
  public:
   // Scans and loads `options.plugin_dirs`. Never throws for plugin problems:
@@ -129,6 +154,19 @@ class PluginHost {
   void Annotate(std::vector<inventory::Device>& devices);
   // Container edits for one claim's allocated devices.
   InjectionEdits Inject(const ClaimRef& claim, const std::vector<inventory::Device>& devices);
+
+  // ABI 1.2 profiles. Asks the loaded profile plugins whose match table
+  // matches `device`, in load order; the first that knows query.profile
+  // answers. nullopt when none knows it. Throws ProfileCallFailed when a
+  // plugin fails, misses its deadline or answers something that is not a
+  // JSON object.
+  std::optional<ProfileAnswer> GetProfile(const ProfileQuery& query, const inventory::Device& device);
+  // Asks every loaded profile plugin (whatever its match table: the device
+  // may be gone from the inventory by now) to release what it gave for this
+  // device and claim. Returns one message per plugin that failed.
+  std::vector<std::string> ReleaseProfile(const ProfileQuery& query, const inventory::Device& device);
+  // The names of the loaded plugins with DRANET_CAP_PROFILES.
+  std::vector<std::string> ProfilePlugins() const;
 
  private:
   struct Loaded;

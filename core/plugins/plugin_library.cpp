@@ -105,10 +105,16 @@ ValidatedDescriptor ValidateDescriptor(const dranet_plugin_t* d, const std::file
   RequireInFile(d->discover, real_file, "discover");
   RequireInFile(d->annotate, real_file, "annotate");
   RequireInFile(d->inject, real_file, "inject");
+  // ABI 1.2 members exist only in descriptors built with a 1.2+ header.
+  const bool has_profile_ops = DRANET_HAS_FIELD(d, dranet_plugin_t, release_profile);
+  const auto get_profile = has_profile_ops ? d->get_profile : nullptr;
+  const auto release_profile = has_profile_ops ? d->release_profile : nullptr;
+  RequireInFile(get_profile, real_file, "get_profile");
+  RequireInFile(release_profile, real_file, "release_profile");
   v.init = d->init;
   v.fini = d->fini;
 
-  if ((d->capabilities & ~DRANET_CAP_ALL) != 0)
+  if ((d->capabilities & ~(DRANET_CAP_ALL | DRANET_CAP_PROFILES)) != 0)
     v.notes.push_back("unknown capability bits ignored");
   struct CapabilityOp {
     uint32_t bit;
@@ -117,9 +123,14 @@ ValidatedDescriptor ValidateDescriptor(const dranet_plugin_t* d, const std::file
   };
   const CapabilityOp ops[] = {{DRANET_CAP_DISCOVERY, d->discover != nullptr, "discover"},
                               {DRANET_CAP_ATTRIBUTES, d->annotate != nullptr, "annotate"},
-                              {DRANET_CAP_INJECTION, d->inject != nullptr, "inject"}};
+                              {DRANET_CAP_INJECTION, d->inject != nullptr, "inject"},
+                              {DRANET_CAP_PROFILES, get_profile != nullptr && release_profile != nullptr,
+                               "get_profile/release_profile"}};
   for (const auto& op : ops) {
     bool declared = (d->capabilities & op.bit) != 0;
+    if (declared && !op.present && op.bit == DRANET_CAP_PROFILES && !has_profile_ops)
+      throw PluginRejected("capability profiles declared but the descriptor (struct_size " +
+                           std::to_string(d->struct_size) + ") ends before get_profile/release_profile");
     if (declared && !op.present)
       throw PluginRejected(std::string("capability ") + op.name + " declared but its op is NULL");
     if (!declared && op.present)
@@ -129,6 +140,10 @@ ValidatedDescriptor ValidateDescriptor(const dranet_plugin_t* d, const std::file
   v.discover = (v.capabilities & DRANET_CAP_DISCOVERY) ? d->discover : &UnsupportedDiscover;
   v.annotate = (v.capabilities & DRANET_CAP_ATTRIBUTES) ? d->annotate : &UnsupportedAnnotate;
   v.inject = (v.capabilities & DRANET_CAP_INJECTION) ? d->inject : &UnsupportedInject;
+  if (v.capabilities & DRANET_CAP_PROFILES) {
+    v.get_profile = get_profile;
+    v.release_profile = release_profile;
+  }
   v.flags = d->flags;
 
   if (d->match_table != nullptr) {

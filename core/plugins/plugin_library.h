@@ -39,6 +39,9 @@ struct ValidatedDescriptor {
   decltype(dranet_plugin_t::discover) discover = nullptr;
   decltype(dranet_plugin_t::annotate) annotate = nullptr;
   decltype(dranet_plugin_t::inject) inject = nullptr;
+  // ABI 1.2; non-NULL only with DRANET_CAP_PROFILES.
+  decltype(dranet_plugin_t::get_profile) get_profile = nullptr;
+  decltype(dranet_plugin_t::release_profile) release_profile = nullptr;
   std::vector<std::string> notes;  // non-fatal findings worth a log line
 };
 

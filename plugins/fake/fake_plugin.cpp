@@ -15,6 +15,15 @@
 //   fake-badroute: adds routes for every device it ever annotated and for
 //                  every request device, netdev or not (must fail conformance);
 //   fake-abi10:    the well-behaved plugin, built as an ABI 1.0 plugin.
+// ABI 1.2 (every variant but fake-abi10 and the broken descriptors):
+//   profiles:      "fake-profile" (config "profile-config") resolves to that
+//                  NetworkConfig JSON; "fake-device" to the device's own
+//                  identity as an interface name; "fake-fail" fails with
+//                  DRANET_ERR_IO; "fake-garbage" hands the host text that is
+//                  not JSON; "fake-hang" blocks for 10 s; every other
+//                  profile is not this plugin's. Releases are logged.
+//   fake-greedyprofile: answers every profile, even ones it cannot know
+//                  (must fail conformance).
 #include <dranet/plugin.h>
 
 #include <unistd.h>
@@ -36,6 +45,7 @@ struct FakeState {
   std::string bad_attributes;
   std::string routes, rules;            // fake-routes: explicit entries
   std::vector<std::string> annotated;   // fake-badroute: netdev devices seen in annotate
+  std::string profile_config;           // the answer for "fake-profile"
 };
 
 [[maybe_unused]] const dranet_match_t kMatches[] = {{DRANET_MATCH_ALWAYS, 0, 0, nullptr}, {DRANET_MATCH_END, 0, 0, nullptr}};
@@ -48,6 +58,8 @@ struct FakeState {
      "fake-routes: routes to add, \"device|destination|gateway|source|table|metric|scope\" joined by ;"},
     {sizeof(dranet_config_key_t), "rules", "",
      "fake-routes: rules to add, \"device|source|destination|table|priority\" joined by ;"},
+    {sizeof(dranet_config_key_t), "profile-config", "{\"interface\":{\"mtu\":1400}}",
+     "the NetworkConfig JSON profile \"fake-profile\" resolves to"},
     {0, nullptr, nullptr, nullptr}};
 
 [[maybe_unused]] std::string ConfigOr(const dranet_host_t* host, const char* key, const char* fallback) {
@@ -84,6 +96,7 @@ struct FakeState {
   s->bad_attributes = ConfigOr(host, "bad-attributes", "");
   s->routes = ConfigOr(host, "routes", "");
   s->rules = ConfigOr(host, "rules", "");
+  s->profile_config = ConfigOr(host, "profile-config", "{\"interface\":{\"mtu\":1400}}");
   DRANET_LOG(host, DRANET_LOG_INFO, "fake plugin initialised with greeting %s", s->greeting.c_str());
   *state_out = s;
   return DRANET_OK;
@@ -265,6 +278,44 @@ void InjectBadRoutes(const FakeState* s, const dranet_inject_request_t* req, con
   return DRANET_OK;
 }
 
+#if !defined(FAKE_VARIANT_ABI10) && !defined(FAKE_VARIANT_GARBAGE)
+#define FAKE_HAS_PROFILES 1
+dranet_status_t GetProfile(void* state, const dranet_profile_request_t* req, const dranet_profile_sink_t* sink,
+                           dranet_error_t* err) {
+  const auto* s = static_cast<const FakeState*>(state);
+  const std::string profile = req->profile;
+#if defined(FAKE_VARIANT_GREEDYPROFILE)
+  return sink->set_config(sink->sink_ctx, s->profile_config.c_str());  // claims every profile
+#endif
+  if (profile == "fake-profile") return sink->set_config(sink->sink_ctx, s->profile_config.c_str());
+  if (profile == "fake-device") {
+    // Proves the host handed over the allocated device: its name, PCI address and netdev.
+    const std::string json = std::string("{\"interface\":{\"name\":\"") + req->device->name + "\"},\"x-pci\":\"" +
+                             req->device->pci_address + "\",\"x-if\":\"" + req->device->if_name + "\"}";
+    return sink->set_config(sink->sink_ctx, json.c_str());
+  }
+  if (profile == "fake-fail")
+    return dranet_error_set(err, DRANET_ERR_IO, 111, "simulated IPAM outage for %s", req->device->name);
+  if (profile == "fake-garbage") return sink->set_config(sink->sink_ctx, "this is not json");
+  if (profile == "fake-hang") {
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+    return DRANET_OK;
+  }
+  return dranet_error_set(err, DRANET_ERR_NOT_FOUND, 0, "profile %s is not mine", profile.c_str());
+}
+
+dranet_status_t ReleaseProfile(void* state, const dranet_profile_request_t* req, dranet_error_t* err) {
+  const auto* s = static_cast<const FakeState*>(state);
+  const std::string profile = req->profile;
+  if (profile == "fake-fail")
+    return dranet_error_set(err, DRANET_ERR_IO, 111, "simulated IPAM outage releasing %s", req->device->name);
+  if (profile.rfind("fake-", 0) != 0) return DRANET_ERR_NOT_FOUND;
+  DRANET_LOG(s->host, DRANET_LOG_INFO, "fake released profile %s of %s (pci %s) for claim %s", profile.c_str(),
+             req->device->name, req->device->pci_address, req->claim_uid);
+  return DRANET_OK;
+}
+#endif
+
 #if defined(FAKE_VARIANT_GARBAGE)
 // A descriptor whose every field is wrong: the host must reject it without
 // calling anything.
@@ -282,7 +333,11 @@ const dranet_plugin_t kDescriptor = {
     FAKE_PLUGIN_NAME,
     "0.1.0",
     "test plugin (" FAKE_PLUGIN_NAME ")",
+#if defined(FAKE_HAS_PROFILES)
+    DRANET_CAP_ALL | DRANET_CAP_PROFILES,
+#else
     DRANET_CAP_ALL,
+#endif
     0,
     kMatches,
     kConfigKeys,
@@ -291,6 +346,13 @@ const dranet_plugin_t kDescriptor = {
     &Discover,
     &Annotate,
     &Inject,
+#if defined(FAKE_HAS_PROFILES)
+    &GetProfile,
+    &ReleaseProfile,
+#else
+    nullptr,
+    nullptr,
+#endif
 };
 #endif
 

@@ -10,7 +10,11 @@
 //   5. it never prints to stdout or stderr;
 //   6. every edit it makes at inject is accepted by the host, and its routes
 //      and rules (ABI 1.1) name only the request's devices that have a
-//      netdev — also when the request is a subset of what it annotated.
+//      netdev — also when the request is a subset of what it annotated;
+//   7. a profile plugin (ABI 1.2) declines a profile it cannot know with
+//      DRANET_ERR_NOT_FOUND — it neither answers nor fails — and releasing
+//      it succeeds, for every sample device, also in the reduced form
+//      release sees.
 // Metadata HTTP is answered by a stub that refuses, so no check reaches a
 // real metadata service.
 //
@@ -279,6 +283,36 @@ TEST(Conformance, InjectEditsOnlyTheRequestsNetdevs) {
       std::string where = root.filename().string() + ", request {";
       for (const auto& d : request) where += d.name + (&d == &request.back() ? "}" : ",");
       ExpectOnlyRequestNetdevs(host.Inject({"ns", "claim", "uid"}, request), request, where);
+    }
+  }
+}
+
+// Check 7. The host asks every profile plugin in turn: one that answers or
+// fails for a profile it does not own takes other plugins' profiles hostage.
+TEST(Conformance, ProfilesNotItsOwnAreDeclined) {
+  std::vector<fs::path> roots{TempDir("profile-root")};
+  for (const auto& s : Snapshots()) roots.push_back(s);
+  const std::string unknown = "dranet-conformance-unknown-" + std::to_string(getpid());
+  for (const auto& root : roots) {
+    std::ostringstream log;
+    dranet::Logger logger(log);
+    PluginHost host(OptionsFor(PluginDir(), root), logger);
+    if (host.ProfilePlugins().empty()) continue;
+    for (const auto& device : SampleDevices()) {
+      const std::string where = root.filename().string() + ", device " + device.name;
+      const ProfileQuery query{unknown, "uid", "{\"profile\":\"" + unknown + "\"}"};
+      try {
+        auto answer = host.GetProfile(query, device);
+        EXPECT_FALSE(answer) << where << ": answered a profile it cannot know: " << answer->config_json;
+      } catch (const ProfileCallFailed& e) {
+        ADD_FAILURE() << where << ": failed instead of declining (DRANET_ERR_NOT_FOUND): " << e.what();
+      }
+      dranet::inventory::Device reduced;  // what release sees: identifiers only
+      reduced.name = device.name;
+      reduced.pci_address = device.pci_address;
+      for (const auto& d : {device, reduced})
+        for (const auto& failure : host.ReleaseProfile(query, d))
+          ADD_FAILURE() << where << ": releasing a profile it never gave failed: " << failure;
     }
   }
 }

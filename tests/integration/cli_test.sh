@@ -3,8 +3,8 @@
 # the build tree, a clear one-line error for a missing plugin directory.
 set -euo pipefail
 build=$1
-"$build/bin/dranetd" --version | grep -Eq '^dranetd [0-9]+\.[0-9]+\.[0-9]+ \(driver dra.net, plugin ABI 1\.1\)$'
-"$build/bin/dranetctl" version | grep -Eq '^dranetctl [0-9]+\.[0-9]+\.[0-9]+ \(driver dra.net, plugin ABI 1\.1\)$'
+"$build/bin/dranetd" --version | grep -Eq '^dranetd [0-9]+\.[0-9]+\.[0-9]+ \(driver dra.net, plugin ABI 1\.2\)$'
+"$build/bin/dranetctl" version | grep -Eq '^dranetctl [0-9]+\.[0-9]+\.[0-9]+ \(driver dra.net, plugin ABI 1\.2\)$'
 # Default plugin directory: <exe>/../lib/dranet/plugins in the build tree.
 help=$("$build/bin/dranetctl" plugins --help)
 grep -q "default: $build/lib/dranet/plugins" <<<"$help"

@@ -12,7 +12,7 @@ test -f "$work/prefix/include/dranet/plugin.h"
 test -f "$work/prefix/lib/cmake/DranetSDK/DranetSDKConfig.cmake" || \
   test -n "$(find "$work/prefix" -name DranetSDKConfig.cmake)"
 mkdir -p "$work/plugins"
-for example in hello-c linkspeed-cxx; do
+for example in hello-c linkspeed-cxx profile-files; do
   cmake -S "$src/sdk/examples/$example" -B "$work/build-$example" \
         -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_C_FLAGS="-Wall -Werror" --no-warn-unused-cli \
         -DCMAKE_CXX_FLAGS="-Wall -Werror" >/dev/null
@@ -23,6 +23,7 @@ done
 chmod 755 "$work" "$work/plugins"
 out=$("$build/bin/dranetctl" plugins --plugin-dir "$work/plugins" --allow-non-root-plugin-dir)
 echo "$out"
-grep -Eq '^hello-c +1\.0\.0 +1\.1 +loaded +attributes ' <<<"$out"
-grep -Eq '^linkspeed-cxx +1\.0\.0 +1\.1 +loaded +attributes injection ' <<<"$out"
+grep -Eq '^hello-c +1\.0\.0 +1\.2 +loaded +attributes ' <<<"$out"
+grep -Eq '^linkspeed-cxx +1\.0\.0 +1\.2 +loaded +attributes injection ' <<<"$out"
+grep -Eq '^profile-files +1\.0\.0 +1\.2 +loaded +profiles ' <<<"$out"
 echo "sdk examples: built out of tree, loaded, conformant"

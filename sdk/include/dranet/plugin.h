@@ -41,8 +41,9 @@ extern "C" {
 
 #define DRANET_ABI_MAJOR 1
 /* 1.0: the first release. 1.1: dranet_route_t, dranet_rule_t and the edit
- * sink's add_route / add_rule (per-netdev routes and policy rules). */
-#define DRANET_ABI_MINOR 1
+ * sink's add_route / add_rule (per-netdev routes and policy rules).
+ * 1.2: profiles (DRANET_CAP_PROFILES, get_profile / release_profile). */
+#define DRANET_ABI_MINOR 2
 /* A version word: major in the high 16 bits, minor in the low 16 bits. */
 #define DRANET_ABI_VERSION(maj, min) ((((uint32_t)(maj)) << 16) | ((uint32_t)(min) & 0xffffu))
 #define DRANET_ABI_MAJOR_OF(v) (((uint32_t)(v)) >> 16)
@@ -322,6 +323,41 @@ static inline dranet_status_t dranet_sink_add_rule(const dranet_edit_sink_t *sin
 }
 
 /* ------------------------------------------------------------------------ */
+/* Profiles (ABI 1.2)                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* A claim config may name a profile ("profile": "rdma-rail") that the node
+ * resolves into more network configuration: an address from an IPAM, a
+ * cloud's routes. With --profile-provider=cloud the host asks the plugins
+ * that declare DRANET_CAP_PROFILES, in load order, for each allocated device
+ * whose config names a profile. Borrowed for the call. */
+typedef struct dranet_profile_request {
+  uint32_t struct_size;
+  uint32_t reserved;           /* 0 */
+  const char *profile;         /* the config's "profile" value, non-empty */
+  const char *claim_uid;       /* the ResourceClaim's metadata.uid */
+  const char *config_json;     /* the merged NetworkConfig JSON object, "profile" included */
+  const dranet_device_t *device; /* the allocated device. At get_profile every member is
+                                    filled; at release_profile only name, pci_address and
+                                    the dra.net/mac and dra.net/pciAddress attributes are,
+                                    since the netdev may sit in a pod by then. */
+} dranet_profile_request_t;
+
+/* The answer of get_profile. Valid only during the call. */
+#define DRANET_PROFILE_CONFIG_MAX 65536
+typedef struct dranet_profile_sink {
+  uint32_t struct_size;
+  void *sink_ctx;
+  /* The NetworkConfig JSON object (the claim config's schema, e.g.
+   * {"interface":{"addresses":["10.0.0.5/24"]}}) that the profile resolves
+   * to; it is merged on top of the claim's config (it wins for scalars, its
+   * lists are appended). At most DRANET_PROFILE_CONFIG_MAX bytes; the host
+   * copies it. The last call wins. DRANET_ERR_INVALID_ARG when it is not a
+   * JSON object or too long. */
+  dranet_status_t (*set_config)(void *sink_ctx, const char *network_config_json);
+} dranet_profile_sink_t;
+
+/* ------------------------------------------------------------------------ */
 /* Declarative matching (evaluated by the host)                              */
 /* ------------------------------------------------------------------------ */
 
@@ -360,7 +396,10 @@ typedef struct dranet_config_key {
 #define DRANET_CAP_DISCOVERY (1u << 0)  /* discover() */
 #define DRANET_CAP_ATTRIBUTES (1u << 1) /* annotate() */
 #define DRANET_CAP_INJECTION (1u << 2)  /* inject() */
+/* The three ops of ABI 1.0; frozen, so a descriptor written with it keeps
+ * meaning the same thing under every later header. */
 #define DRANET_CAP_ALL (DRANET_CAP_DISCOVERY | DRANET_CAP_ATTRIBUTES | DRANET_CAP_INJECTION)
+#define DRANET_CAP_PROFILES (1u << 3)   /* ABI 1.2: get_profile() and release_profile() */
 
 /* Without this flag the host serialises all calls into one plugin. */
 #define DRANET_FLAG_THREAD_SAFE (1u << 0)
@@ -394,7 +433,22 @@ typedef struct dranet_plugin {
   /* DRANET_CAP_INJECTION: adds container edits for a claim being prepared. */
   dranet_status_t (*inject)(void *state, const dranet_inject_request_t *request,
                             const dranet_edit_sink_t *sink, dranet_error_t *err);
-  /* ABI 1.1+: append new members below this line only. */
+  /* ABI 1.2, DRANET_CAP_PROFILES (both ops non-NULL, or neither): resolves
+   * request->profile for one device through sink->set_config. Returns
+   * DRANET_ERR_NOT_FOUND when this plugin does not know the profile (the
+   * host then asks the next plugin); any other failure fails the claim's
+   * preparation with err's message. The kubelet retries prepare, so the
+   * answer must be idempotent per (device name, claim_uid). Blocking is
+   * allowed within the host's call deadline. */
+  dranet_status_t (*get_profile)(void *state, const dranet_profile_request_t *request,
+                                 const dranet_profile_sink_t *sink, dranet_error_t *err);
+  /* ABI 1.2: frees what get_profile allocated for this device and claim.
+   * Called at unprepare on every profile plugin with the request get_profile
+   * saw (device reduced as documented above); answer DRANET_OK or
+   * DRANET_ERR_NOT_FOUND for what it never gave or already freed. */
+  dranet_status_t (*release_profile)(void *state, const dranet_profile_request_t *request,
+                                     dranet_error_t *err);
+  /* Append new members below this line only. */
 } dranet_plugin_t;
 
 /* The smallest descriptor a v1 host accepts: everything up to inject. */

@@ -16,6 +16,9 @@
 //     void Discover(dranet::sdk::DeviceSink& sink);                           // optional
 //     void Annotate(const dranet::sdk::DeviceView& dev, dranet::sdk::AttrSink& sink);  // optional
 //     void Inject(const dranet::sdk::InjectRequest& req, dranet::sdk::EditSink& sink); // optional
+//     // optional, both or neither (ABI 1.2): nullopt = "not my profile"
+//     std::optional<std::string> GetProfile(const dranet::sdk::ProfileRequest& req);
+//     void ReleaseProfile(const dranet::sdk::ProfileRequest& req);
 //   };
 //   DRANET_CXX_PLUGIN(MyPlugin)
 //
@@ -321,6 +324,21 @@ class InjectRequest {
   const dranet_inject_request_t* r_;
 };
 
+// A claim config's profile to resolve for one device (ABI 1.2; see
+// dranet_profile_request_t for what the device carries at release).
+class ProfileRequest {
+ public:
+  explicit ProfileRequest(const dranet_profile_request_t* r) : r_(r) {}
+  std::string profile() const { return r_->profile ? r_->profile : ""; }
+  std::string claim_uid() const { return r_->claim_uid ? r_->claim_uid : ""; }
+  // The merged NetworkConfig JSON object, "profile" included.
+  std::string config_json() const { return r_->config_json ? r_->config_json : ""; }
+  DeviceView device() const { return DeviceView(r_->device); }
+
+ private:
+  const dranet_profile_request_t* r_;
+};
+
 namespace detail {
 
 // Runs f and turns every exception into a status code plus message.
@@ -359,6 +377,17 @@ template <typename P>
 struct HasInject<P, std::void_t<decltype(std::declval<P&>().Inject(
                         std::declval<const InjectRequest&>(), std::declval<EditSink&>()))>>
     : std::true_type {};
+template <typename, typename = void>
+struct HasGetProfile : std::false_type {};
+template <typename P>
+struct HasGetProfile<P, std::void_t<decltype(std::declval<P&>().GetProfile(std::declval<const ProfileRequest&>()))>>
+    : std::is_convertible<decltype(std::declval<P&>().GetProfile(std::declval<const ProfileRequest&>())),
+                          std::optional<std::string>> {};
+template <typename, typename = void>
+struct HasReleaseProfile : std::false_type {};
+template <typename P>
+struct HasReleaseProfile<P, std::void_t<decltype(std::declval<P&>().ReleaseProfile(
+                                std::declval<const ProfileRequest&>()))>> : std::true_type {};
 template <typename, typename = void>
 struct MatchTableOf {
   static constexpr const dranet_match_t* value = nullptr;
@@ -422,6 +451,19 @@ struct Adapter {
       static_cast<P*>(state)->Inject(InjectRequest(request), s);
     });
   }
+  static dranet_status_t GetProfile(void* state, const dranet_profile_request_t* request,
+                                    const dranet_profile_sink_t* sink, dranet_error_t* err) noexcept {
+    return Guard(err, [&] {
+      ProfileRequest req(request);
+      std::optional<std::string> config = static_cast<P*>(state)->GetProfile(req);
+      if (!config) throw Error(DRANET_ERR_NOT_FOUND, "profile \"" + req.profile() + "\" is not one of " + P::kName + "'s");
+      detail::Check(sink->set_config(sink->sink_ctx, config->c_str()), "profile config");
+    });
+  }
+  static dranet_status_t ReleaseProfile(void* state, const dranet_profile_request_t* request,
+                                        dranet_error_t* err) noexcept {
+    return Guard(err, [&] { static_cast<P*>(state)->ReleaseProfile(ProfileRequest(request)); });
+  }
 };
 
 }  // namespace detail
@@ -431,6 +473,10 @@ struct Adapter {
 template <typename P>
 constexpr dranet_plugin_t MakeDescriptor() {
   using A = detail::Adapter<P>;
+  constexpr bool kProfiles = detail::HasGetProfile<P>::value;
+  static_assert(kProfiles == detail::HasReleaseProfile<P>::value,
+                "a profile plugin defines both std::optional<std::string> GetProfile(const ProfileRequest&) "
+                "and void ReleaseProfile(const ProfileRequest&)");
   dranet_plugin_t d{};
   d.struct_size = sizeof(dranet_plugin_t);
   d.abi_version = DRANET_ABI_CURRENT;
@@ -439,7 +485,8 @@ constexpr dranet_plugin_t MakeDescriptor() {
   d.description = P::kDescription;
   d.capabilities = (detail::HasDiscover<P>::value ? DRANET_CAP_DISCOVERY : 0u) |
                    (detail::HasAnnotate<P>::value ? DRANET_CAP_ATTRIBUTES : 0u) |
-                   (detail::HasInject<P>::value ? DRANET_CAP_INJECTION : 0u);
+                   (detail::HasInject<P>::value ? DRANET_CAP_INJECTION : 0u) |
+                   (kProfiles ? DRANET_CAP_PROFILES : 0u);
   d.flags = detail::FlagsOf<P>::value;
   d.match_table = detail::MatchTableOf<P>::value;
   d.config_keys = detail::ConfigKeysOf<P>::value;
@@ -448,6 +495,10 @@ constexpr dranet_plugin_t MakeDescriptor() {
   if constexpr (detail::HasDiscover<P>::value) d.discover = &A::Discover;
   if constexpr (detail::HasAnnotate<P>::value) d.annotate = &A::Annotate;
   if constexpr (detail::HasInject<P>::value) d.inject = &A::Inject;
+  if constexpr (kProfiles) {
+    d.get_profile = &A::GetProfile;
+    d.release_profile = &A::ReleaseProfile;
+  }
   return d;
 }
 

@@ -20,6 +20,8 @@
 #include "kubelet/claim_plan_builder.h"
 #include "kubelet/host_access.h"
 #include "kubelet/network_config.h"
+#include "kubelet/plugin_profile_provider.h"
+#include "plugins/plugin_host.h"
 #include "bpf_test_programs.h"
 #include "dnsmasq_server.h"
 #include "netns_lab.h"
@@ -315,6 +317,42 @@ class OneAddressProfiles : public kubelet::ProfileProvider {
  private:
   std::string cidr_;
 };
+
+// --profile-provider=cloud: a plugin (the fake, ABI 1.2) resolves the
+// profile; its address, route and MTU reach the pod, the host gets its netdev
+// back as it was, and unprepare releases the profile at the plugin.
+TEST_F(ClaimConfigNetnsTest, CloudProfileFromAPluginIsAppliedInThePodAndReleased) {
+  const auto plugin_dir = std::filesystem::temp_directory_path() / ("dranet-cfg-plugins-" + pod_ns_);
+  std::filesystem::remove_all(plugin_dir);
+  std::filesystem::create_directories(plugin_dir);
+  std::filesystem::copy_file(std::filesystem::path(DRANET_FAKE_PLUGIN_DIR) / "dranet-plugin-fake.so",
+                             plugin_dir / "dranet-plugin-fake.so");
+  plugins::PluginHostOptions options;
+  options.plugin_dirs = {plugin_dir};
+  options.require_root_owned = false;
+  options.config["fake"]["profile-config"] = R"({"interface":{"mtu":3000,"addresses":["10.247.)" + octet_ +
+                                             R"(.7/24"]},"routes":[{"destination":"10.248.)" + octet_ +
+                                             R"(.0/24","gateway":"10.247.)" + octet_ + R"(.1"}]})";
+  plugins::PluginHost plugin_host(options, log_);
+  ASSERT_EQ(plugin_host.ProfilePlugins(), std::vector<std::string>{"fake"}) << log_out_.str();
+  kubelet::HostAccess host = kubelet::LiveHostAccess(
+      [this] { return inventory::ReadNetlinkFacts(inventory::DiscoveryOptions{}, log_); },
+      kubelet::MakePluginProfileProvider(plugin_host));
+
+  const auto plan = kubelet::BuildClaimPlan(Claim(R"({"profile":"fake-profile","interface":{"name":"cfg0"}})"),
+                                            inventory_, options_, {}, host);
+  ASSERT_EQ(plan.profiles.size(), 1U);
+  inject::NetnsMover mover({}, log_);
+  mover.AttachNetdevs(Pod(), {plan});
+  EXPECT_EQ(PodLink("cfg0").mtu, 3000U);
+  EXPECT_THAT(InPod("ip -4 addr show dev cfg0"), HasSubstr("10.247." + octet_ + ".7/24"));
+  EXPECT_THAT(InPod("ip route show"), HasSubstr("10.248." + octet_ + ".0/24 via 10.247." + octet_ + ".1 dev cfg0"));
+  mover.DetachNetdevs(Pod(), {plan});
+  EXPECT_EQ(HostSummary(), host_before_);
+  EXPECT_TRUE(kubelet::ReleaseClaimResources(plan, host).empty());
+  EXPECT_THAT(log_out_.str(), HasSubstr("fake released profile fake-profile of " + plan.profiles.at(0).device));
+  std::filesystem::remove_all(plugin_dir);
+}
 
 std::vector<std::string> DranetConfigFiles() {
   std::vector<std::string> files;

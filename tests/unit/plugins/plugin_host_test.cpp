@@ -80,7 +80,7 @@ TEST_F(PluginHostTest, WellBehavedPluginUsesEveryCapability) {
   const auto& r = Find(host, "fake");
   EXPECT_EQ(r.outcome, PluginOutcome::kLoaded);
   EXPECT_EQ(r.version, "0.1.0");
-  EXPECT_EQ(r.capabilities, static_cast<uint32_t>(DRANET_CAP_ALL));
+  EXPECT_EQ(r.capabilities, static_cast<uint32_t>(DRANET_CAP_ALL | DRANET_CAP_PROFILES));
 
   std::vector<dranet::inventory::Device> devices{Nic("eth1", "eth1"), Nic("pci-0000-01-00-0")};
   host.Annotate(devices);
@@ -131,7 +131,7 @@ TEST_F(PluginHostTest, BrokenPluginsAreReportedAndTheGoodOneStillWorks) {
 
   const auto& badabi = Find(host, "fake-badabi");
   EXPECT_EQ(badabi.outcome, PluginOutcome::kRejected);
-  EXPECT_NE(badabi.reason.find("plugin ABI 2.0 does not match host ABI 1.1"), std::string::npos) << badabi.reason;
+  EXPECT_NE(badabi.reason.find("plugin ABI 2.0 does not match host ABI 1.2"), std::string::npos) << badabi.reason;
 
   const auto& throws = Find(host, "fake-throws");
   EXPECT_EQ(throws.outcome, PluginOutcome::kFailed);
@@ -308,7 +308,7 @@ TEST_F(PluginHostTest, RoutesAndRulesFromAPluginReachTheEdits) {
   Install("fake-routes");
   PluginHost host(Options(), logger_);
   ASSERT_EQ(host.loaded_count(), 1u) << log_.str();
-  EXPECT_EQ(Find(host, "fake-routes").abi_version, DRANET_ABI_VERSION(1, 1));
+  EXPECT_EQ(Find(host, "fake-routes").abi_version, DRANET_ABI_CURRENT);
   // The IB-only device (no netdev) gets nothing; eth1 is request device 1.
   auto edits = host.Inject({"ns", "c", "u"}, {Nic("pci-0000-01-00-0"), Nic("eth1", "eth1")});
   EXPECT_TRUE(edits.errors.empty()) << edits.errors[0];
@@ -427,3 +427,80 @@ TEST_F(PluginHostTest, Abi10PluginStillLoadsAndInjects) {
 }
 
 }  // namespace
+
+using dranet::plugins::ProfileCallFailed;
+using dranet::plugins::ProfileQuery;
+
+TEST_F(PluginHostTest, ProfilePluginResolvesItsOwnProfileAndDeclinesOthers) {
+  Install("fake");
+  auto opts = Options();
+  opts.config["fake"]["profile-config"] = R"({"interface":{"mtu":9000}})";
+  PluginHost host(opts, logger_);
+  ASSERT_EQ(host.ProfilePlugins(), std::vector<std::string>{"fake"});
+  auto nic = Nic("pci-0000-8a-00-0", "eth3");
+  nic.pci_address = "0000:8a:00.0";
+
+  auto answer = host.GetProfile({"fake-profile", "uid-1", R"({"profile":"fake-profile"})"}, nic);
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->plugin, "fake");
+  EXPECT_EQ(answer->config_json, R"({"interface":{"mtu":9000}})");
+  // The plugin sees the whole device.
+  answer = host.GetProfile({"fake-device", "uid-1", "{}"}, nic);
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->config_json,
+            R"({"interface":{"name":"pci-0000-8a-00-0"},"x-pci":"0000:8a:00.0","x-if":"eth3"})");
+  EXPECT_FALSE(host.GetProfile({"someone-elses", "uid-1", "{}"}, nic));
+
+  EXPECT_TRUE(host.ReleaseProfile({"fake-profile", "uid-1", "{}"}, nic).empty());
+  EXPECT_NE(log_.str().find("fake released profile fake-profile of pci-0000-8a-00-0 (pci 0000:8a:00.0) for claim uid-1"),
+            std::string::npos)
+      << log_.str();
+  EXPECT_TRUE(host.ReleaseProfile({"someone-elses", "uid-1", "{}"}, nic).empty());
+}
+
+TEST_F(PluginHostTest, FailingProfilePluginFailsTheCallNamingIt) {
+  Install("fake");
+  PluginHost host(Options(), logger_);
+  auto nic = Nic("eth1", "eth1");
+  try {
+    host.GetProfile({"fake-fail", "uid", "{}"}, nic);
+    FAIL() << "a failing plugin must fail the call";
+  } catch (const ProfileCallFailed& e) {
+    EXPECT_STREQ(e.what(), "plugin fake: get_profile failed: status -5: simulated IPAM outage for eth1");
+  }
+  try {
+    host.GetProfile({"fake-garbage", "uid", "{}"}, nic);
+    FAIL() << "text that is not JSON must not pass as a profile's config";
+  } catch (const ProfileCallFailed& e) {
+    EXPECT_NE(std::string(e.what()).find("plugin fake: "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is not a NetworkConfig object"), std::string::npos) << e.what();
+  }
+  auto failures = host.ReleaseProfile({"fake-fail", "uid", "{}"}, nic);
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0], "plugin fake: release_profile failed: status -5: simulated IPAM outage releasing eth1");
+}
+
+TEST_F(PluginHostTest, HungProfilePluginMissesItsDeadlineAndStaysDisabled) {
+  Install("fake");
+  auto opts = Options();
+  opts.call_deadline = std::chrono::milliseconds(300);
+  PluginHost host(opts, logger_);
+  auto nic = Nic("eth1", "eth1");
+  EXPECT_THROW(host.GetProfile({"fake-hang", "uid", "{}"}, nic), ProfileCallFailed);
+  try {
+    host.GetProfile({"fake-profile", "uid", "{}"}, nic);
+    FAIL() << "a hung plugin is not asked again";
+  } catch (const ProfileCallFailed& e) {
+    EXPECT_NE(std::string(e.what()).find("never returned"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(host.ReleaseProfile({"fake-profile", "uid", "{}"}, nic).size(), 1u);
+}
+
+TEST_F(PluginHostTest, Abi10PluginOffersNoProfiles) {
+  Install("fake-abi10");
+  PluginHost host(Options(), logger_);
+  ASSERT_EQ(host.loaded_count(), 1u);
+  EXPECT_TRUE(host.ProfilePlugins().empty());
+  EXPECT_FALSE(host.GetProfile({"fake-profile", "uid", "{}"}, Nic("eth1", "eth1")));
+  EXPECT_TRUE(host.ReleaseProfile({"fake-profile", "uid", "{}"}, Nic("eth1", "eth1")).empty());
+}

@@ -57,7 +57,16 @@ CHECK(offsetof(dranet_rule_t, destination) == 24);
 CHECK(sizeof(dranet_match_t) == 16);
 CHECK(offsetof(dranet_match_t, pattern) == 8);
 CHECK(sizeof(dranet_config_key_t) == 32);
-CHECK(sizeof(dranet_plugin_t) == 96);
+/* 1.2 appended get_profile and release_profile to the descriptor. */
+CHECK(sizeof(dranet_plugin_t) == 112);
+CHECK(offsetof(dranet_plugin_t, get_profile) == 96);
+CHECK(offsetof(dranet_plugin_t, release_profile) == 104);
+CHECK(sizeof(dranet_profile_request_t) == 40);
+CHECK(offsetof(dranet_profile_request_t, profile) == 8);
+CHECK(offsetof(dranet_profile_request_t, claim_uid) == 16);
+CHECK(offsetof(dranet_profile_request_t, config_json) == 24);
+CHECK(offsetof(dranet_profile_request_t, device) == 32);
+CHECK(sizeof(dranet_profile_sink_t) == 24);
 CHECK(offsetof(dranet_plugin_t, name) == 8);
 CHECK(offsetof(dranet_plugin_t, capabilities) == 32);
 CHECK(offsetof(dranet_plugin_t, match_table) == 40);
@@ -73,3 +82,4 @@ size_t dranet_test_c_sizeof_device(void) { return sizeof(dranet_device_t); }
 size_t dranet_test_c_sizeof_edit_sink(void) { return sizeof(dranet_edit_sink_t); }
 size_t dranet_test_c_sizeof_route(void) { return sizeof(dranet_route_t); }
 size_t dranet_test_c_sizeof_rule(void) { return sizeof(dranet_rule_t); }
+size_t dranet_test_c_sizeof_profile_request(void) { return sizeof(dranet_profile_request_t); }

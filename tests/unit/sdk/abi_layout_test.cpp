@@ -12,6 +12,7 @@ extern "C" size_t dranet_test_c_sizeof_device(void);
 extern "C" size_t dranet_test_c_sizeof_edit_sink(void);
 extern "C" size_t dranet_test_c_sizeof_route(void);
 extern "C" size_t dranet_test_c_sizeof_rule(void);
+extern "C" size_t dranet_test_c_sizeof_profile_request(void);
 
 static_assert(std::is_standard_layout_v<dranet_plugin_t> && std::is_trivial_v<dranet_plugin_t>);
 static_assert(std::is_standard_layout_v<dranet_host_t> && std::is_trivial_v<dranet_host_t>);
@@ -20,10 +21,14 @@ static_assert(std::is_standard_layout_v<dranet_rule_t> && std::is_trivial_v<dran
 static_assert(offsetof(dranet_plugin_t, struct_size) == 0 && offsetof(dranet_host_t, struct_size) == 0 &&
               offsetof(dranet_device_t, struct_size) == 0 && offsetof(dranet_attr_t, struct_size) == 0 &&
               offsetof(dranet_route_t, struct_size) == 0 && offsetof(dranet_rule_t, struct_size) == 0 &&
-              offsetof(dranet_edit_sink_t, struct_size) == 0,
+              offsetof(dranet_edit_sink_t, struct_size) == 0 &&
+              offsetof(dranet_profile_request_t, struct_size) == 0 &&
+              offsetof(dranet_profile_sink_t, struct_size) == 0,
               "every boundary struct starts with struct_size");
 #if defined(__LP64__)
-static_assert(sizeof(dranet_plugin_t) == 96 && offsetof(dranet_plugin_t, inject) == 88);
+static_assert(sizeof(dranet_plugin_t) == 112 && offsetof(dranet_plugin_t, inject) == 88);
+static_assert(DRANET_PLUGIN_V1_0_SIZE == 96 && offsetof(dranet_plugin_t, get_profile) == 96);
+static_assert(sizeof(dranet_profile_request_t) == 40 && sizeof(dranet_profile_sink_t) == 24);
 static_assert(sizeof(dranet_host_t) == 88 && sizeof(dranet_device_t) == 72);
 static_assert(sizeof(dranet_edit_sink_t) == 64 && offsetof(dranet_edit_sink_t, add_route) == 48);
 static_assert(sizeof(dranet_route_t) == 40 && sizeof(dranet_rule_t) == 32);
@@ -36,6 +41,7 @@ TEST(AbiLayout, CAndCxxAgree) {
   EXPECT_EQ(dranet_test_c_sizeof_edit_sink(), sizeof(dranet_edit_sink_t));
   EXPECT_EQ(dranet_test_c_sizeof_route(), sizeof(dranet_route_t));
   EXPECT_EQ(dranet_test_c_sizeof_rule(), sizeof(dranet_rule_t));
+  EXPECT_EQ(dranet_test_c_sizeof_profile_request(), sizeof(dranet_profile_request_t));
 }
 
 TEST(AbiLayout, VersionMacros) {
@@ -43,7 +49,7 @@ TEST(AbiLayout, VersionMacros) {
   EXPECT_EQ(DRANET_ABI_MAJOR_OF(DRANET_ABI_VERSION(3, 9)), 3u);
   EXPECT_EQ(DRANET_ABI_MINOR_OF(DRANET_ABI_VERSION(3, 9)), 9u);
   EXPECT_EQ(DRANET_ABI_CURRENT, DRANET_ABI_VERSION(DRANET_ABI_MAJOR, DRANET_ABI_MINOR));
-  EXPECT_EQ(DRANET_ABI_CURRENT, DRANET_ABI_VERSION(1, 1)) << "routes and rules are ABI 1.1";
+  EXPECT_EQ(DRANET_ABI_CURRENT, DRANET_ABI_VERSION(1, 2)) << "routes and rules are ABI 1.1, profiles 1.2";
 }
 
 // A 1.1 plugin on a 1.0 host: the sink ends after add_annotation, so the

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,23 @@ class Everything {
   void Inject(const dranet::sdk::InjectRequest&, dranet::sdk::EditSink&) {}
 };
 
+// A profile plugin: knows "jumbo", fails "broken", declines the rest.
+class Profiles {
+ public:
+  static constexpr const char* kName = "profiles";
+  static constexpr const char* kVersion = "1.0.0";
+  static constexpr const char* kDescription = "test";
+  explicit Profiles(const dranet::sdk::Host&) {}
+  std::optional<std::string> GetProfile(const dranet::sdk::ProfileRequest& req) {
+    if (req.profile() == "broken") throw dranet::sdk::Error(DRANET_ERR_IO, "ipam down", 111);
+    if (req.profile() != "jumbo") return std::nullopt;
+    return R"({"interface":{"mtu":9000,"name":")" + req.device().name() + R"("}})";
+  }
+  void ReleaseProfile(const dranet::sdk::ProfileRequest& req) { released.push_back(req.claim_uid()); }
+  std::vector<std::string> released;
+};
+
+constexpr dranet_plugin_t kProfiles = dranet::sdk::MakeDescriptor<Profiles>();
 constexpr dranet_plugin_t kAnnotateOnly = dranet::sdk::MakeDescriptor<AnnotateOnly>();
 constexpr dranet_plugin_t kEverything = dranet::sdk::MakeDescriptor<Everything>();
 
@@ -67,6 +85,53 @@ TEST(CxxHelper, CapabilitiesFollowMethods) {
   EXPECT_EQ(kAnnotateOnly.struct_size, sizeof(dranet_plugin_t));
   EXPECT_EQ(kAnnotateOnly.abi_version, DRANET_ABI_CURRENT);
   EXPECT_STREQ(kAnnotateOnly.name, "annotate-only");
+  static_assert(kProfiles.capabilities == DRANET_CAP_PROFILES);
+  EXPECT_EQ(kEverything.get_profile, nullptr);
+  EXPECT_EQ(kEverything.release_profile, nullptr);
+}
+
+TEST(CxxHelper, ProfilesAnswerDeclineAndFailThroughTheAbi) {
+  dranet_host_t host = HostNamed("node");
+  void* state = nullptr;
+  dranet_error_t err = NewError();
+  ASSERT_EQ(kProfiles.init(&host, &state, &err), DRANET_OK);
+  dranet_device_t device{};
+  device.struct_size = sizeof device;
+  device.name = "pci-0000-8a-00-0";
+  struct Answer {
+    int calls = 0;
+    std::string json;
+  } answer;
+  dranet_profile_sink_t sink{sizeof(dranet_profile_sink_t), &answer,
+                             [](void* ctx, const char* json) -> dranet_status_t {
+                               auto* a = static_cast<Answer*>(ctx);
+                               ++a->calls;
+                               a->json = json;
+                               return DRANET_OK;
+                             }};
+  auto request = [&](const char* profile) {
+    dranet_profile_request_t r{};
+    r.struct_size = sizeof r;
+    r.profile = profile;
+    r.claim_uid = "uid-7";
+    r.config_json = "{}";
+    r.device = &device;
+    return r;
+  };
+  auto jumbo = request("jumbo");
+  EXPECT_EQ(kProfiles.get_profile(state, &jumbo, &sink, &err), DRANET_OK);
+  EXPECT_EQ(answer.json, R"({"interface":{"mtu":9000,"name":"pci-0000-8a-00-0"}})");
+  auto other = request("other");
+  EXPECT_EQ(kProfiles.get_profile(state, &other, &sink, &err), DRANET_ERR_NOT_FOUND);
+  EXPECT_STREQ(err.message, "profile \"other\" is not one of profiles's");
+  auto broken = request("broken");
+  EXPECT_EQ(kProfiles.get_profile(state, &broken, &sink, &err), DRANET_ERR_IO);
+  EXPECT_STREQ(err.message, "ipam down");
+  EXPECT_EQ(err.sys_errno, 111);
+  EXPECT_EQ(answer.calls, 1);
+  EXPECT_EQ(kProfiles.release_profile(state, &jumbo, &err), DRANET_OK);
+  EXPECT_EQ(static_cast<Profiles*>(state)->released, std::vector<std::string>{"uid-7"});
+  kProfiles.fini(state);
 }
 
 TEST(CxxHelper, ConstructorExceptionsBecomeStatuses) {
