@@ -247,7 +247,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     }
     first_inventory.notify_all();
   };
-  health.AddLoop("discovery", options.resync_period * 3);
+  health.AddLoop("discovery", std::chrono::ceil<std::chrono::seconds>(options.resync_period * 3));
 
   if (options.once) {
     on_devices(discoverer.Discover());
@@ -431,6 +431,8 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
 
   inventory::DiscoveryMonitor::Options monitor_options;
   monitor_options.resync_period = options.resync_period;
+  monitor_options.event_min_interval = options.min_poll_interval;
+  monitor_options.event_burst = options.poll_burst;
   monitor_options.ignored_link_kinds = cel::UnpublishedLinkKinds(options.filter);
   inventory::DiscoveryMonitor monitor(discoverer, on_devices, logger, monitor_options);
   try {

@@ -43,14 +43,19 @@ struct DaemonOptions {
   // stand-in netdevs); "snapshot" — always the snapshot.
   std::string host_network_source = "auto";
   // Who resolves a claim config's "profile" (DRANET's flags): "cloud" (the
-  // cloud plugins; none of today's resolves profiles), "webhook" (DRANET's
+  // plugins with the ABI 1.2 profile capability), "webhook" (DRANET's
   // webhook protocol at webhook_url) or "none".
   std::string profile_provider = "cloud";
   std::string webhook_url;
   // NRI plugin (device nodes, env, netdev moves at pod start).
   bool nri = true;
   std::string nri_socket = "/var/run/nri/nri.sock";
-  std::chrono::seconds resync_period{60};
+  // Rediscovery pacing (DRANET's --inventory-*-poll-* flags): at least every
+  // resync_period; events rediscover at most `poll_burst` times in a row,
+  // then once per `min_poll_interval`.
+  std::chrono::milliseconds resync_period{std::chrono::minutes(1)};
+  std::chrono::milliseconds min_poll_interval{std::chrono::seconds(2)};
+  int poll_burst = 5;
   bool once = false;  // discover, publish once (when enabled), print the device count, exit
   plugins::PluginFlags plugins;
 };

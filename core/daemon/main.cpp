@@ -3,7 +3,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <iostream>
 #include <string_view>
 
@@ -12,6 +15,7 @@
 #include "base/log.h"
 #include "daemon/capabilities.h"
 #include "daemon/daemon.h"
+#include "daemon/dranet_flags.h"
 #include "dranet/build_info.h"
 #include <dranet/plugin.h>
 
@@ -30,10 +34,10 @@ int main(int argc, char** argv) {
   bool version = false;
   std::string log_format = "text";
   int verbosity = 0;
-  int resync_seconds = 60;
+  std::string max_poll_interval = "1m", min_poll_interval = "2s", db_path, cloud_provider_hint, feature_gates;
   app.add_flag("--version", version, "Print the version and exit");
   app.add_option("--host-root", options.host_root, "Node root filesystem: / or a node snapshot directory");
-  app.add_option("--node-name", options.node_name, "Kubernetes node name")->envname("NODE_NAME");
+  app.add_option("--node-name,--hostname-override", options.node_name, "Kubernetes node name")->envname("NODE_NAME");
   app.add_option("--driver-name", options.driver_name, "DRA driver name");
   app.add_option("--kubeconfig", options.kubeconfig, "Kubeconfig file (default: in-cluster configuration)");
   app.add_option("--publish", options.publish, "Publish ResourceSlices to the API server");
@@ -41,11 +45,14 @@ int main(int argc, char** argv) {
                  "Publish IPoIB netdevs; false publishes their HCAs IB-only");
   app.add_option("--filter", options.filter,
                  "CEL publish filter over attributes (DRANET syntax); \"\" publishes every device");
-  app.add_option("--metrics-address", options.metrics_address,
+  app.add_option("--metrics-address,--bind-address", options.metrics_address,
                  "host:port for /metrics, /livez, /readyz, /healthz; \"off\" disables");
   app.add_option("--kubelet-plugin", options.kubelet_plugin, "Serve the kubelet DRA plugin (needs the API server)");
   app.add_option("--kubelet-root-dir", options.kubelet_root_dir, "Kubelet's root directory (plugin sockets)");
-  app.add_option("--state-dir", options.state_dir, "Where prepared claims are checkpointed");
+  auto* state_dir = app.add_option("--state-dir", options.state_dir, "Where prepared claims are checkpointed");
+  app.add_option("--db-path", db_path,
+                 "DRANET's state file: its directory becomes --state-dir; \"\" keeps state for this process only")
+      ->excludes(state_dir);
   app.add_option("--rdma-exclusive", options.rdma_exclusive,
                  "RDMA netns mode is exclusive: move HCA links into pods with their netdevs");
   app.add_option("--copy-host-routes", options.copy_host_routes,
@@ -65,19 +72,70 @@ int main(int argc, char** argv) {
   app.add_option("--cdi-dir", options.cdi_dir, "Directory for CDI spec files");
   app.add_option("--nri", options.nri, "Run the NRI plugin (device nodes, env, netdevs at pod start)");
   app.add_option("--nri-socket", options.nri_socket, "The container runtime's NRI socket");
-  app.add_option("--resync-seconds", resync_seconds, "Rediscover at least this often")->check(CLI::Range(1, 86400));
+  auto* resync = app.add_option_function<int>(
+      "--resync-seconds", [&](int seconds) { max_poll_interval = std::to_string(seconds) + "s"; },
+      "Rediscover at least this often (seconds; the older spelling of --inventory-max-poll-interval)");
+  resync->check(CLI::Range(1, 86400));
+  app.add_option("--inventory-max-poll-interval", max_poll_interval, "Rediscover at least this often (Go duration)")
+      ->excludes(resync);
+  app.add_option("--inventory-min-poll-interval", min_poll_interval,
+                 "After a burst, netlink events rediscover at most once per this interval (Go duration)");
+  app.add_option("--inventory-poll-burst", options.poll_burst, "Event-triggered rediscoveries allowed in a row")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--cloud-provider-hint", cloud_provider_hint,
+                 "Which cloud plugin runs: AWS, GCE, AZURE, OKE, ALIBABA or NONE; \"\" lets each detect its cloud");
+  app.add_option("--feature-gates", feature_gates, "DRANET feature gates, Gate=true,...");
   app.add_option("--log-format", log_format, "text (klog) or json")->check(CLI::IsMember({"text", "json"}));
   app.add_option("-v,--v", verbosity, "Log verbosity");
   app.add_flag("--once", options.once, "Discover, publish once when enabled, and exit");
   dranet::plugins::AddPluginFlags(app, options.plugins);
-  CLI11_PARSE(app, argc, argv);
+  // DRANET's manifests begin the container args with the program ("/dranet").
+  const int first = dranet::daemon::FirstArgument(argc, argv);
+  try {
+    app.parse(argc - first + 1, argv + first - 1);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
   if (version) {
     std::cout << "dranetd " << dranet::build::kVersion << " (driver " << dranet::build::kDriverName
               << ", plugin ABI " << DRANET_ABI_MAJOR << "." << DRANET_ABI_MINOR << ")\n";
     return 0;
   }
-  options.resync_period = std::chrono::seconds(resync_seconds);
   dranet::Logger logger(std::cerr, dranet::Logger::ParseFormat(log_format), verbosity);
+  std::map<std::string, bool> gates;
+  dranet::daemon::CloudHint cloud;
+  try {
+    options.resync_period = dranet::daemon::ParseGoDuration(max_poll_interval);
+    options.min_poll_interval = dranet::daemon::ParseGoDuration(min_poll_interval);
+    if (options.resync_period < std::chrono::seconds(1))
+      throw std::invalid_argument("--inventory-max-poll-interval must be at least 1s");
+    gates = dranet::daemon::ParseFeatureGates(feature_gates);
+    cloud = dranet::daemon::CloudPluginsForHint(cloud_provider_hint);
+  } catch (const std::invalid_argument& e) {
+    logger.Error(e.what());
+    return 2;
+  }
+  for (const auto& [gate, enabled] : gates)
+    if (enabled) {
+      logger.Error("feature gate is not implemented by this dranetd; leave it off", {{"gate", gate}});
+      return 2;
+    }
+  options.plugins.deny.insert(options.plugins.deny.end(), cloud.deny.begin(), cloud.deny.end());
+  if (app.count("--db-path") > 0) {
+    options.state_dir = dranet::daemon::StateDirForDbPath(db_path);
+    if (options.state_dir.empty()) {
+      char dir[] = "/tmp/dranet-state-XXXXXX";
+      if (::mkdtemp(dir) == nullptr) {
+        logger.Error("--db-path=\"\": cannot create a temporary state directory", {{"error", std::strerror(errno)}});
+        return 1;
+      }
+      options.state_dir = dir;
+      logger.Warning("--db-path is empty: prepared claims are kept for this process only; a restart forgets them",
+                     {{"dir", options.state_dir}});
+    } else {
+      logger.Info("--db-path: prepared claims are checkpointed in its directory", {{"dir", options.state_dir}});
+    }
+  }
   std::vector<dranet::LogField> flag_fields;
   for (const auto* opt : app.get_options()) {
     if (opt->get_name() == "--help" || opt->get_name() == "--version") continue;
@@ -86,6 +144,9 @@ int main(int argc, char** argv) {
   }
   logger.Info("starting dranetd", {{"version", dranet::build::kVersion}, {"pid", static_cast<int64_t>(getpid())}});
   logger.Info("flags", flag_fields);
+  if (!cloud.note.empty()) logger.Warning(cloud.note);
+  if (!cloud.detect)
+    logger.Info("cloud provider hint", {{"hint", cloud_provider_hint}, {"plugin", cloud.plugin.empty() ? "none" : cloud.plugin}});
   if (options.node_name.empty() && options.publish) {
     logger.Error("--node-name (or NODE_NAME) is required to publish");
     return 2;

@@ -12,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <set>
@@ -212,12 +213,18 @@ void DiscoveryMonitor::Run() {
   Clock::time_point last_discovery;
   bool pending = true;  // the first discovery
   Clock::time_point due = Clock::now();
+  // The event rate limit as a GCRA: `tat` is when the bucket would be full
+  // again; a discovery may start once now >= tat - (burst - 1) * interval.
+  const auto interval = std::max(options_.event_min_interval, std::chrono::milliseconds(0));
+  const auto burst_span = interval * std::max(options_.event_burst - 1, 0);
+  Clock::time_point tat = Clock::now();
   ReadLinkDump();
 
   while (!stopping_) {
     Clock::time_point now = Clock::now();
     if (pending && now >= due) {
       pending = false;
+      tat = std::max(tat, now) + interval;
       auto started = Clock::now();
       std::vector<Device> devices;
       try {
@@ -272,9 +279,10 @@ void DiscoveryMonitor::Run() {
       if (log_.V(2)) log_.Verbose(2, "rediscovery requested", {{"by", "kernel uevent"}});
     }
     if (changed && !pending) {
-      // Coalesce: never sooner than one window after the previous discovery.
+      // Coalesce: never sooner than one window after the previous discovery,
+      // and never beyond the event rate limit.
       pending = true;
-      due = std::max(Clock::now(), last_discovery + options_.coalesce_window);
+      due = std::max({Clock::now(), last_discovery + options_.coalesce_window, tat - burst_span});
     }
   }
 }

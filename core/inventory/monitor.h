@@ -36,6 +36,11 @@ class DiscoveryMonitor {
     std::chrono::milliseconds coalesce_window{250};
     // Rediscover at least this often even without events.
     std::chrono::milliseconds resync_period{std::chrono::minutes(1)};
+    // Event-triggered discoveries are rate limited as DRANET's inventory
+    // (--inventory-min-poll-interval / --inventory-poll-burst): a bucket of
+    // `event_burst` discoveries, refilled one per `event_min_interval`.
+    std::chrono::milliseconds event_min_interval{std::chrono::seconds(2)};
+    int event_burst = 5;
     // Links of these kinds are never published (e.g. "veth" under DRANET's
     // default filter): their events do not trigger a discovery.
     std::set<std::string> ignored_link_kinds;

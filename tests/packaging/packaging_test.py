@@ -278,7 +278,11 @@ def main():
     print("dranetd --help lists %d flags" % len(flags))
     not_values = {"--help": "prints help", "--version": "prints the version", "--once": "one-shot debugging mode",
                   "--node-name": "always env NODE_NAME from the downward API",
-                  "--host-network-source": "for snapshots with real stand-in netdevs; auto is right on a node"}
+                  "--host-network-source": "for snapshots with real stand-in netdevs; auto is right on a node",
+                  "--hostname-override": "DRANET's spelling of --node-name",
+                  "--bind-address": "DRANET's spelling of --metrics-address (flags.metricsAddress)",
+                  "--db-path": "DRANET's spelling of --state-dir's file (flags.stateDir)",
+                  "--inventory-max-poll-interval": "DRANET's spelling of --resync-seconds (flags.resyncSeconds)"}
     exposed = {flag for _, flag, _ in render.FLAGS}
     for flag in sorted(flags):
         check(flag in exposed or flag in not_values, "dranetd flag %s is exposed in values.yaml flags" % flag)

@@ -31,6 +31,8 @@ app.kubernetes.io/version: {{ .Values.image.tag | quote }}
 {{- end }}
 - {{ printf "--metrics-address=%s" $f.metricsAddress | quote }}
 - --resync-seconds={{ $f.resyncSeconds }}
+- --inventory-min-poll-interval={{ $f.inventoryMinPollInterval }}
+- --inventory-poll-burst={{ $f.inventoryPollBurst }}
 - --log-format={{ $f.logFormat }}
 - --v={{ $f.v }}
 - --kubelet-plugin={{ $f.kubeletPlugin }}
@@ -45,6 +47,12 @@ app.kubernetes.io/version: {{ .Values.image.tag | quote }}
 - --profile-provider={{ $f.profileProvider }}
 {{- if $f.webhookUrl }}
 - {{ printf "--webhook-url=%s" $f.webhookUrl | quote }}
+{{- end }}
+{{- if $f.cloudProviderHint }}
+- {{ printf "--cloud-provider-hint=%s" $f.cloudProviderHint | quote }}
+{{- end }}
+{{- if $f.featureGates }}
+- {{ printf "--feature-gates=%s" $f.featureGates | quote }}
 {{- end }}
 {{- range $f.pluginDir }}
 - --plugin-dir={{ . }}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# dranetd takes the container args of DRANET's own install.yaml verbatim
+# (the program name first, klog's --v, --hostname-override with the
+# $(NODE_NAME) kubelet expands) and every DRANET flag in both spellings.
+#   dranet_args_test.sh BUILD_DIR INSTALL_YAML NODE_SNAPSHOT
+set -euo pipefail
+build=$1 manifest=$2 node=$3
+dranetd="$build/bin/dranetd"
+# The dranet container's args, one per line, as kubelet hands them over.
+mapfile -t args < <(awk '/^ *args:/ {inside = 1; next}
+                         inside && /^ *- / {sub(/^ *- /, ""); print; next}
+                         inside {exit}' "$manifest")
+[[ ${#args[@]} -ge 3 && ${args[0]} == /dranet ]] || { echo "no container args in $manifest: ${args[*]}"; exit 1; }
+args=("${args[@]//\$(NODE_NAME)/node-from-downward-api}")
+offline=(--once --publish=false --kubelet-plugin=false --nri=false --metrics-address=off --host-root "$node")
+log=$("$dranetd" "${args[@]}" "${offline[@]}" 2>&1) || { echo "$log"; exit 1; }
+grep -q -- '--node-name="node-from-downward-api"' <<<"$log" || { echo "$log"; exit 1; }
+grep -q -- '--v="4"' <<<"$log" || { echo "$log"; exit 1; }
+
+# Every DRANET flag (cmd/dranet/app.go), --flag=value and --flag value.
+state=$(mktemp -d)
+trap 'rm -rf "$state"' EXIT
+dranet_flags=(--bind-address=off --hostname-override=n1 --db-path="$state/dranet.db"
+  --inventory-min-poll-interval=2s --inventory-max-poll-interval 1m --inventory-poll-burst 5
+  --move-ib-interfaces=false --cloud-provider-hint NONE --profile-provider=none --webhook-url ""
+  --kubelet-root-dir "$state/kubelet" --filter "" --feature-gates "DRAListTypeAttributes=false" --v 2)
+log=$("$dranetd" "${dranet_flags[@]}" --once --publish=false --kubelet-plugin=false --nri=false --host-root "$node" 2>&1) ||
+  { echo "$log"; exit 1; }
+grep -q '"cloud provider hint" hint="NONE" plugin="none"' <<<"$log" || { echo "$log"; exit 1; }
+grep -q "checkpointed in its directory\" dir=\"$state\"" <<<"$log" || { echo "$log"; exit 1; }
+# Refused with one clear line, never silently ignored.
+for bad in "--inventory-max-poll-interval=5x" "--feature-gates=NoSuchGate=true" "--cloud-provider-hint=nimbus" \
+           "--feature-gates=PersistentResourceSliceAttributes=true"; do
+  if out=$("$dranetd" "$bad" "${offline[@]}" 2>&1); then echo "accepted $bad: $out"; exit 1; fi
+  [[ $(grep -c '^E' <<<"$out") -ge 1 ]] || { echo "no error line for $bad: $out"; exit 1; }
+done
+echo "dranet args: ok"
