@@ -20,6 +20,12 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev iproute2 util-linux python3
   # claim-configuration tests: a real DHCP server, ethtool to read features back
   dnsmasq-base ethtool
+  # dranet_install_ready: a TLS front for the fake API server (socat), its CA and
+  # certificate (openssl), the probes on :9177 (curl)
+  socat openssl curl
+  # packaging: render.py and its tests (YAML, the OpenAPI and values schemas); the
+  # kustomize test unpacks kubectl from the Debian archive itself (scripts/debian_fetch.sh)
+  python3-yaml python3-jsonschema debian-archive-keyring
   # sanitizer and fuzzing builds (scripts/sanitize.sh): libFuzzer ships with
   # clang; clang 15+ is needed for std::source_location
   ninja-build clang-16 libclang-rt-16-dev

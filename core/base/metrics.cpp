@@ -1,9 +1,12 @@
 #include "base/metrics.h"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+#include <string_view>
 
 namespace dranet {
 namespace {
@@ -16,9 +19,11 @@ std::string FormatValue(double v) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
     return buf;
   }
+  // The shortest text that reads back as the same double: a Unix time keeps
+  // its sub-second digits, 0.1 stays "0.1".
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  return std::string(buf, end);
 }
 
 void AppendEscapedLabel(std::string& out, const std::string& v) {
@@ -49,7 +54,49 @@ void AppendLabels(std::string& out, const std::vector<std::string>& names, const
   out.push_back('}');
 }
 
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool ValidName(const std::string& name, bool allow_colon) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [&](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (allow_colon && c == ':');
+  });
+}
+
+// DRANET's published-devices gauge ends in _total. Dashboards query it by
+// that name, so it is exposed as DRANET exposes it: the one family allowed
+// to break the rule below.
+constexpr std::string_view kGaugesNamedTotal[] = {"dranet_driver_published_devices_total"};
+
+void CheckFamily(const std::string& name, MetricFamily::Type type, const std::vector<std::string>& labels) {
+  auto refuse = [&](const std::string& why) { throw MetricNameError("metric " + name + ": " + why); };
+  if (!ValidName(name, /*allow_colon=*/false)) refuse("not a valid metric name");
+  const bool counter = type == MetricFamily::Type::kCounter;
+  if (counter && !EndsWith(name, "_total")) refuse("a counter's name must end in _total");
+  if (!counter && EndsWith(name, "_total") &&
+      std::find(std::begin(kGaugesNamedTotal), std::end(kGaugesNamedTotal), name) == std::end(kGaugesNamedTotal))
+    refuse("only counters end in _total");
+  for (std::string_view reserved : {"_bucket", "_count", "_sum"})
+    if (EndsWith(name, reserved)) refuse("names ending in " + std::string(reserved) + " are a histogram's series");
+  for (const auto& label : labels) {
+    if (!ValidName(label, /*allow_colon=*/false) || label.rfind("__", 0) == 0)
+      refuse("label \"" + label + "\" is not a valid label name");
+    if (type == MetricFamily::Type::kHistogram && label == "le") refuse("a histogram cannot have a label \"le\"");
+  }
+}
+
 }  // namespace
+
+const char* OperationStatusName(OperationStatus status) {
+  switch (status) {
+    case OperationStatus::kSuccess: return "success";
+    case OperationStatus::kFailed: return "failed";
+    case OperationStatus::kNoop: return "noop";
+  }
+  return "unknown";
+}
 
 MetricFamily::MetricFamily(std::string name, std::string help, Type type, std::vector<std::string> label_names,
                            std::vector<double> buckets)
@@ -92,6 +139,10 @@ double MetricFamily::Value(const Labels& labels) const {
   return it == series_.end() ? 0 : it->second.value;
 }
 
+bool MetricFamily::Matches(Type type, const std::vector<std::string>& label_names) const {
+  return type == type_ && label_names == label_names_;
+}
+
 uint64_t MetricFamily::Count(const Labels& labels) const {
   std::lock_guard lock(mu_);
   auto it = series_.find(labels);
@@ -128,6 +179,10 @@ void MetricFamily::Render(std::string& out) const {
   }
 }
 
+std::vector<double> MetricsRegistry::DefaultBuckets() {
+  return {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+}
+
 std::vector<double> MetricsRegistry::LatencyBuckets() {
   return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 }
@@ -136,7 +191,12 @@ MetricFamily& MetricsRegistry::Add(const std::string& name, const std::string& h
                                    std::vector<std::string> label_names, std::vector<double> buckets) {
   std::lock_guard lock(mu_);
   auto it = families_.find(name);
-  if (it != families_.end()) return *it->second;  // registered once, shared afterwards
+  if (it != families_.end()) {  // registered once, shared afterwards
+    if (!it->second->Matches(type, label_names))
+      throw MetricNameError("metric " + name + ": registered again with another type or other labels");
+    return *it->second;
+  }
+  CheckFamily(name, type, label_names);
   auto fam = std::make_unique<MetricFamily>(name, help, type, std::move(label_names), std::move(buckets));
   auto& ref = *fam;
   families_.emplace(name, std::move(fam));

@@ -28,6 +28,14 @@ struct CostExceeded {
 
 Value Err(uint32_t offset, std::string message) { return Value{ErrorValue{std::move(message), offset}}; }
 
+// An `ints` attribute is a CEL list of ints.
+Value IntListValue(const inventory::IntList& list) {
+  auto items = std::make_shared<std::vector<Value>>();
+  items->reserve(list.size());
+  for (int64_t item : list) items->push_back(Value{item});
+  return Value{List(std::move(items))};
+}
+
 // Attribute lookup: "domain/id", or the bare "id" in the driver's own domain.
 const inventory::AttributeValue* FindAttribute(const DeviceView& dev, std::string_view domain, std::string_view id) {
   if (!dev.attributes) return nullptr;
@@ -173,6 +181,7 @@ class Evaluator {
         if (auto parsed = ParseVersion(v.value)) return Value{std::move(*parsed)};
         return Err(pos, "attribute \"" + std::string(name) + "\" holds an invalid version \"" + v.value + "\"");
       }
+      Value operator()(const inventory::IntList& list) const { return IntListValue(list); }
       std::string_view name;
       uint32_t pos;
     };
@@ -243,7 +252,12 @@ class Evaluator {
     if (field == "VersionValue") {
       return std::holds_alternative<inventory::SemVer>(v) ? Value{std::get<inventory::SemVer>(v).value} : Value{Null{}};
     }
-    return Err(pos, "DeviceAttribute has no field '" + field + "' (it has StringValue, IntValue, BoolValue, VersionValue)");
+    if (field == "IntValues") {
+      const auto* list = std::get_if<inventory::IntList>(&v);
+      return list ? IntListValue(*list) : Value{Null{}};
+    }
+    return Err(pos, "DeviceAttribute has no field '" + field +
+                        "' (it has StringValue, IntValue, BoolValue, VersionValue, IntValues)");
   }
 
   Value Select(const Value& target, const std::string& field, uint32_t pos) {

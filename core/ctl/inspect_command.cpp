@@ -29,6 +29,7 @@ std::string AttributeText(const inventory::Attributes& attrs, const std::string&
     if constexpr (std::is_same_v<T, std::string>) return v.empty() ? "\"\"" : v;
     else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
     else if constexpr (std::is_same_v<T, int64_t>) return std::to_string(v);
+    else if constexpr (std::is_same_v<T, inventory::IntList>) return inventory::FormatIntList(v);
     else return v.value;
   }, it->second);
 }

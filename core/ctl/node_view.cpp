@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cel/publish_filter.h"
+#include "daemon/dranet_flags.h"
 #include "inventory/inventory.h"
 #include "inventory/snapshot.h"
 #include "plugins/recorded_metadata.h"
@@ -17,6 +18,9 @@ void AddNodeViewFlags(CLI::App& cmd, NodeViewFlags& flags) {
   cmd.add_option("--host-root", flags.host_root, "Node root: / (live) or a node snapshot directory");
   cmd.add_option("--node-name", flags.node_name, "Node name (default: the snapshot's, else the host name)");
   cmd.add_flag("--skip-ipoib", flags.skip_ipoib, "Ignore IPoIB netdevs; publish their HCAs IB-only");
+  cmd.add_option("--feature-gates", flags.feature_gates,
+                 "dranetd's feature gates, Gate=true,...; DRAListTypeAttributes=true shows "
+                 "resource.kubernetes.io/numaNode as a list");
   cmd.add_flag("-v,--verbose", flags.verbose, "Show discovery and plugin logs on stderr");
   cmd.add_option("--filter", flags.filter,
                  "Publish filter (CEL over attributes, as dranetd --filter); \"\" publishes everything");
@@ -29,6 +33,7 @@ NodeView BuildNodeView(const NodeViewFlags& flags) {
   view.logger = flags.verbose ? std::make_unique<Logger>(std::cerr, Logger::Format::kText, 4)
                               : std::make_unique<Logger>(discarded, Logger::Format::kText, 0);
   Logger& logger = *view.logger;
+  const auto gates = daemon::ParseFeatureGates(flags.feature_gates);
   std::optional<cel::Program> filter = cel::CompilePublishFilter(flags.filter);
   view.node_name = flags.node_name;
   const bool snapshot = inventory::IsSnapshot(flags.host_root);
@@ -43,6 +48,7 @@ NodeView BuildNodeView(const NodeViewFlags& flags) {
   inventory::DiscoveryOptions options;
   options.host_root = flags.host_root;
   options.skip_ipoib = flags.skip_ipoib;
+  options.numa_node_list = gates.at(std::string(daemon::kGateDraListTypeAttributes));
   inventory::Discoverer discoverer(options, logger);
 
   plugins::PluginHostOptions plugin_options;

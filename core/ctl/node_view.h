@@ -22,6 +22,7 @@ struct NodeViewFlags {
   std::string filter{"<dranet default>"};  // publish filter (CEL); "" publishes everything
   std::string node_name;  // default: the snapshot's, else the host name
   bool skip_ipoib = false;
+  std::string feature_gates;  // dranetd's --feature-gates; DRAListTypeAttributes changes discovery
   bool verbose = false;
   plugins::PluginFlags plugins;
 };
@@ -37,7 +38,7 @@ struct NodeView {
 };
 
 // Logs go to stderr (quiet unless flags.verbose). Throws cel::CompileError
-// for an invalid --filter.
+// for an invalid --filter, std::invalid_argument for invalid --feature-gates.
 NodeView BuildNodeView(const NodeViewFlags& flags);
 
 }  // namespace dranet::ctl

@@ -1,22 +1,121 @@
 #include "ctl/simulate_command.h"
 
-#include <fstream>
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <memory>
-#include <sstream>
+#include <set>
 
+#include "base/files.h"
 #include "ctl/node_view.h"
 #include "simulate/simulate.h"
 
 namespace dranet::ctl {
 namespace {
 
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+// A cluster's ResourceSlices as YAML are a few MiB; the cap only bounds
+// a wrong file.
+constexpr std::size_t kMaxInputFileBytes = std::size_t{256} << 20;
+
+// The whole content of the file an option names (a regular file, or a pipe
+// such as <(kubectl get ...)). Errors name the option, the file and the
+// reason: "--gpu-slices x.yaml: cannot read: Is a directory".
+std::string ReadInputFile(const std::string& option, const std::string& path) {
+  auto failure = [&](int err) {
+    return std::runtime_error(option + " " + path + ": cannot read: " + std::strerror(err));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw failure(errno);
+  auto text = ReadFdCapped(fd, kMaxInputFileBytes);  // closes fd; errno tells why on failure
+  if (!text) throw failure(errno);
+  if (text->size() >= kMaxInputFileBytes)
+    throw std::runtime_error(option + " " + path + ": larger than " + std::to_string(kMaxInputFileBytes >> 20) +
+                             " MiB");
+  return *std::move(text);
+}
+
+// `parse` applied to the file an option names; its InputErrors name the
+// option and the file too.
+template <typename Parse>
+auto ParseInputFile(const std::string& option, const std::string& path, Parse parse) {
+  const std::string text = ReadInputFile(option, path);
+  try {
+    return parse(text);
+  } catch (const simulate::InputError& e) {
+    throw std::runtime_error(option + " " + path + ": " + e.what());
+  }
+}
+
+// Up to three entries of `names`, then how many more.
+std::string FirstFew(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < 3; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > 3) out += " and " + std::to_string(names.size() - 3) + " more";
+  return out;
+}
+
+// Other drivers' devices from --gpu-slices, for `simulate` and `templates`
+// alike. A file that yields no device is an error (a simulation would only
+// report "0 match" for every GPU request). dra.net devices in the file are
+// dropped: ours come from the node itself. When the file holds slices of
+// several nodes (`kubectl get resourceslices` of a whole cluster), only
+// those of `node_name` and those bound to no node are kept.
+std::vector<simulate::SliceDevice> LoadGpuSlices(const std::string& path, const std::string& node_name) {
+  const std::string source = "--gpu-slices " + path;
+  const std::string text = ReadInputFile("--gpu-slices", path);
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw std::runtime_error(source + ": no ResourceSlice objects in it (empty file)");
+  simulate::SliceInput in = simulate::ReadResourceSlices(text, source);
+  if (in.slices == 0) {
+    std::string what = in.documents == 0   ? "no YAML documents, only comments"
+                       : !in.others.empty() ? "found " + FirstFew(in.others)
+                                            : "an empty list";
+    throw std::runtime_error(source + ": no ResourceSlice objects in it (" + what + ")");
+  }
+  if (in.devices.empty())
+    throw std::runtime_error(source + ": " + std::to_string(in.slices) + " ResourceSlice object" +
+                             (in.slices == 1 ? "" : "s") + " but no devices in them");
+
+  std::vector<simulate::SliceDevice> theirs;
+  std::size_t ours = 0;
+  std::set<std::string> nodes;
+  for (auto& d : in.devices) {
+    if (d.driver == "dra.net") {
+      ++ours;
+      continue;
+    }
+    if (!d.node_name.empty()) nodes.insert(d.node_name);
+    theirs.push_back(std::move(d));
+  }
+  if (theirs.empty())
+    throw std::runtime_error(source + ": only dra.net devices in it (" + std::to_string(ours) +
+                             "); it takes other drivers' slices, such as the GPU driver's (dranet's own "
+                             "devices come from the node)");
+  std::size_t other_nodes = 0;
+  if (nodes.size() > 1) {
+    if (nodes.count(node_name) == 0)
+      throw std::runtime_error(source + ": slices of " + std::to_string(nodes.size()) + " nodes (" +
+                               FirstFew({nodes.begin(), nodes.end()}) + ") but none of this node (" + node_name +
+                               "): pass --node-name, or list one node's slices (kubectl get resourceslices "
+                               "--field-selector spec.nodeName=NODE -o yaml)");
+    auto elsewhere = [&](const simulate::SliceDevice& d) { return !d.node_name.empty() && d.node_name != node_name; };
+    other_nodes = static_cast<std::size_t>(std::count_if(theirs.begin(), theirs.end(), elsewhere));
+    theirs.erase(std::remove_if(theirs.begin(), theirs.end(), elsewhere), theirs.end());
+  }
+  if (nodes.size() == 1 && *nodes.begin() != node_name)
+    std::cerr << "dranetctl: " << source << ": its slices are of node " << *nodes.begin() << ", used for node "
+              << node_name << "\n";
+  if (ours > 0 || other_nodes > 0) {
+    std::string skipped;
+    if (ours > 0) skipped = std::to_string(ours) + " dra.net devices (dranet's own come from the node)";
+    if (other_nodes > 0)
+      skipped += (skipped.empty() ? "" : " and ") + std::to_string(other_nodes) + " devices of other nodes";
+    std::cerr << "dranetctl: " << source << ": using " << theirs.size() << " devices, skipped " << skipped << "\n";
+  }
+  return theirs;
 }
 
 struct SimulateCommand {
@@ -39,6 +138,8 @@ std::string Describe(const simulate::AllocatedDevice& a) {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, std::string>) facts.push_back(name + "=" + v);
         else if constexpr (std::is_same_v<T, int64_t>) facts.push_back(name + "=" + std::to_string(v));
+        else if constexpr (std::is_same_v<T, inventory::IntList>)
+          facts.push_back(name + "=" + inventory::FormatIntList(v));
       }, it->second);
     }
     if (!facts.empty()) {
@@ -51,13 +152,16 @@ std::string Describe(const simulate::AllocatedDevice& a) {
 }
 
 int Run(const SimulateCommand& cmd) {
+  auto templates = ParseInputFile("-f", cmd.templates_file, simulate::ParseClaimTemplates);
+  if (templates.empty())
+    throw std::runtime_error("-f " + cmd.templates_file + ": no ResourceClaimTemplate or ResourceClaim objects in it");
+  std::vector<simulate::DeviceClass> classes;
+  if (!cmd.classes_file.empty())
+    classes = ParseInputFile("--device-classes", cmd.classes_file, simulate::ParseDeviceClasses);
   NodeView view = BuildNodeView(cmd.node);
-  auto templates = simulate::ParseClaimTemplates(ReadWholeFile(cmd.templates_file));
   auto devices = simulate::FromInventory(view.devices, view.node_name);
   if (!cmd.gpu_slices_file.empty())
-    for (auto& d : simulate::ParseResourceSlices(ReadWholeFile(cmd.gpu_slices_file))) devices.push_back(std::move(d));
-  std::vector<simulate::DeviceClass> classes;
-  if (!cmd.classes_file.empty()) classes = simulate::ParseDeviceClasses(ReadWholeFile(cmd.classes_file));
+    for (auto& d : LoadGpuSlices(cmd.gpu_slices_file, view.node_name)) devices.push_back(std::move(d));
   auto results = simulate::Simulate(templates, devices, classes);
   bool all_allocated = true;
   for (const auto& r : results) {
@@ -104,12 +208,15 @@ void AddSimulateCommand(CLI::App& app, int& exit_code) {
   auto cmd = std::make_shared<SimulateCommand>();
   auto* sub = app.add_subcommand("simulate", "Allocate ResourceClaimTemplates on a node and show what pods would get");
   AddNodeViewFlags(*sub, cmd->node);
-  sub->add_option("-f,--file", cmd->templates_file, "ResourceClaimTemplates (YAML, several documents)")
-      ->required()->check(CLI::ExistingFile);
-  sub->add_option("--gpu-slices", cmd->gpu_slices_file, "Other drivers' ResourceSlices (e.g. the GPU driver's)")
-      ->check(CLI::ExistingFile);
+  // Files are checked when read, with one kind of message for every failure.
+  sub->add_option("-f,--file", cmd->templates_file, "ResourceClaimTemplates (YAML or JSON, several documents)")
+      ->required()->type_name("FILE");
+  sub->add_option("--gpu-slices", cmd->gpu_slices_file,
+                  "Other drivers' ResourceSlices (e.g. the GPU driver's): kubectl get -o yaml|json, "
+                  "a List, or YAML documents")
+      ->type_name("FILE");
   sub->add_option("--device-classes", cmd->classes_file, "DeviceClasses (default: the well-known ones)")
-      ->check(CLI::ExistingFile);
+      ->type_name("FILE");
   sub->callback([cmd, &exit_code] { exit_code = Run(*cmd); });
 }
 
@@ -122,8 +229,10 @@ void AddTemplatesCommand(CLI::App& app, int& exit_code) {
   auto cmd = std::make_shared<TemplatesCommand>();
   auto* sub = app.add_subcommand("templates", "Generate aligned ResourceClaimTemplates (GPU + nearest NICs) for a node");
   AddNodeViewFlags(*sub, cmd->node);
-  sub->add_option("--gpu-slices", cmd->gpu_slices_file, "The GPU driver's ResourceSlices for this node")
-      ->required()->check(CLI::ExistingFile);
+  sub->add_option("--gpu-slices", cmd->gpu_slices_file,
+                  "The GPU driver's ResourceSlices for this node: kubectl get -o yaml|json, a List, "
+                  "or YAML documents")
+      ->required()->type_name("FILE");
   sub->add_option("--namespace", cmd->namespace_name, "metadata.namespace of the templates");
   sub->add_option("--nic-class", cmd->nic_class, "DeviceClass of dranet's NICs");
   sub->add_option("--nics-per-gpu", cmd->nics_per_gpu, "NICs per template (0: every nearest NIC)");
@@ -133,7 +242,7 @@ void AddTemplatesCommand(CLI::App& app, int& exit_code) {
     options.nic_class = cmd->nic_class;
     options.namespace_name = cmd->namespace_name;
     options.nics_per_gpu = cmd->nics_per_gpu;
-    auto gpus = simulate::ParseResourceSlices(ReadWholeFile(cmd->gpu_slices_file));
+    auto gpus = LoadGpuSlices(cmd->gpu_slices_file, view.node_name);
     auto templates = simulate::GenerateAlignedTemplates(view.devices, gpus, options);
     for (const auto& t : templates)
       if (t.yaml.empty()) std::cerr << "no NIC found for " << t.gpu_driver << "/" << t.gpu_device << "\n";

@@ -8,11 +8,15 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include "base/files.h"
 #include "base/metrics.h"
 #include "cel/publish_filter.h"
 #include "daemon/capabilities.h"
+#include "daemon/claim_status_report.h"
+#include "daemon/driver_metrics.h"
+#include "daemon/persistent_attributes.h"
 #include "daemon/health.h"
 #include "daemon/process_metrics.h"
 #include "daemon/status_server.h"
@@ -133,7 +137,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   if (options.publish && options.kubelet_plugin) health.AddCondition("kubelet-registered");
   if (options.nri) health.AddCondition("nri-connected");
 
-  auto& published_devices = metrics.Gauge("dranet_published_devices", "Devices in the node's ResourceSlices");
+  DriverMetrics driver_metrics(metrics);
   auto& discovery_seconds =
       metrics.Histogram("dranet_discovery_duration_seconds", "Time of one discovery including plugin attributes");
   auto& discoveries = metrics.Counter("dranet_discoveries_total", "Discoveries run (events, resyncs, start)");
@@ -203,10 +207,11 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     publisher = std::make_unique<kube::SlicePublisher>(*api, publisher_options, logger);
     metrics.OnCollect([&publisher](MetricsRegistry& r) {
       auto s = publisher->Stats();
-      r.Gauge("dranet_api_writes", "ResourceSlice writes to the API server", {"verb"}).Set(static_cast<double>(s.creates), {"create"});
-      r.Gauge("dranet_api_writes", "ResourceSlice writes to the API server", {"verb"}).Set(static_cast<double>(s.updates), {"update"});
-      r.Gauge("dranet_api_writes", "ResourceSlice writes to the API server", {"verb"}).Set(static_cast<double>(s.deletes), {"delete"});
-      r.Gauge("dranet_publish_errors", "Failed ResourceSlice publishing passes").Set(static_cast<double>(s.errors));
+      auto& writes = r.Counter("dranet_api_writes_total", "ResourceSlice writes to the API server", {"verb"});
+      writes.Set(static_cast<double>(s.creates), {"create"});
+      writes.Set(static_cast<double>(s.updates), {"update"});
+      writes.Set(static_cast<double>(s.deletes), {"delete"});
+      r.Counter("dranet_publish_errors_total", "Failed ResourceSlice publishing passes").Set(static_cast<double>(s.errors));
       r.Gauge("dranet_pool_generation", "Generation of the node's resource pool").Set(static_cast<double>(s.pool_generation));
       r.Gauge("dranet_resource_slices", "ResourceSlices published for the node").Set(static_cast<double>(s.slices));
     });
@@ -216,6 +221,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   inventory::DiscoveryOptions discovery_options;
   discovery_options.host_root = options.host_root;
   discovery_options.skip_ipoib = !options.move_ib_interfaces;
+  discovery_options.numa_node_list = options.list_type_attributes;
   std::unique_ptr<inventory::Discoverer> discoverer_owner;
   try {
     discoverer_owner = std::make_unique<inventory::Discoverer>(discovery_options, logger);
@@ -230,15 +236,24 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   // "device not in the inventory".
   std::shared_ptr<const std::vector<inventory::Device>> current_devices;
   uint64_t last_sequence = 0;
+  // The prepared claims, once the checkpoint is open (PersistentResourceSliceAttributes).
+  std::function<std::vector<inject::ClaimPlan>()> prepared_plans;
   auto on_devices = [&](std::vector<inventory::Device> devices) {
     auto started = std::chrono::steady_clock::now();
-    devices = cel::ApplyPublishFilter(filter, plugins::WithPlugins(plugin_host, std::move(devices), logger), logger);
+    devices = plugins::WithPlugins(plugin_host, std::move(devices), logger);
+    std::set<std::string> recorded_only;
+    if (options.persistent_slice_attributes && prepared_plans)
+      recorded_only = MergePublishedAttributes(devices, prepared_plans(), logger);
+    devices = cel::ApplyPublishFilter(filter, std::move(devices), logger);
     discovery_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     discoveries.Inc();
-    published_devices.Set(static_cast<double>(devices.size()));
+    driver_metrics.Published(devices);
     health.Beat("discovery");
     uint64_t sequence = 0;
     if (publisher) sequence = publisher->Publish(devices);
+    // Prepare sees the node as it is: a device only its record publishes is
+    // not there to prepare.
+    std::erase_if(devices, [&](const inventory::Device& d) { return recorded_only.count(d.name) > 0; });
     {
       std::lock_guard lock(devices_mu);
       logger.Verbose(2, "inventory updated", {{"devices", devices.size()}});
@@ -256,8 +271,6 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     logger.Info("discovered", {{"devices", current_devices->size()}, {"published", publisher ? (synced ? "yes" : "failed") : "disabled"}});
     return synced ? 0 : 1;
   }
-
-  metrics.Gauge("dranet_last_published_time_seconds", "When the node's slices were last confirmed on the API server");
 
   // Prepared claims: the checkpoint belongs to the running kernel (boot id),
   // so it reads this machine's own /proc, not the node root's.
@@ -294,15 +307,9 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     logger.Error("cannot use the state directory", {{"dir", options.state_dir}, {"error", e.what()}});
     return 1;
   }
+  prepared_plans = [&prepared] { return prepared->All(); };
 
-  auto& operations = metrics.Counter("dranet_operations_total", "Prepares, unprepares and NRI requests",
-                                     {"operation", "result"});
-  auto& operation_seconds = metrics.Histogram("dranet_operation_duration_seconds",
-                                              "Latency of prepares and NRI requests", {"operation"});
-  OperationObserver observer = [&](const std::string& op, bool ok, double seconds) {
-    operations.Inc({op, ok ? "ok" : "error"});
-    operation_seconds.Observe(seconds, {op});
-  };
+  OperationObserver observer = driver_metrics.Observer();
 
   // Moves netdevs in and out of pods: NRI hooks, and unprepare for pods the
   // runtime removed silently.
@@ -380,35 +387,21 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     auto& bypassed = metrics.Counter("dranet_bypassed_containers_total",
                                      "Containers found running without their dra.net devices (started while NRI was "
                                      "down), each counted once");
-    // Pods whose netdevs moved get status.devices (Ready + networkData) on
-    // their claims; a failed move is an Event on the pod.
+    // Pods with claims of ours get status.devices on those claims (Ready,
+    // NetworkReady, RDMALinkReady, networkData); a failed attach is an Event
+    // on the pod.
     nri_options.network_reporter = [&](const nri::PodNetworkOutcome& outcome) {
       if (!api) return;
       background_events.Post([&, outcome] {
         if (!outcome.error.empty() && events)
           events->Record({"v1", "Pod", outcome.pod_namespace, outcome.pod_name, outcome.pod_uid},
-                         kube::EventType::kWarning, "NetworkAttachFailed", outcome.error);
-        for (const auto& plan : outcome.plans) {
-          std::vector<kube::AllocatedDeviceStatus> devices;
-          for (const auto& netdev : plan.netdevs) {
-            kube::AllocatedDeviceStatus device_status;
-            device_status.driver = options.driver_name;
-            device_status.pool = options.node_name;
-            device_status.device = netdev.device_name;
-            bool ok = outcome.error.empty();
-            device_status.conditions.push_back({"Ready", ok ? "True" : "False",
-                                                ok ? "NetworkDeviceReady" : "NetworkDeviceAttachFailed",
-                                                outcome.error, kube::NowRfc3339(), 0});
-            if (ok)
-              device_status.network_data = kube::NetworkDeviceData{
-                  netdev.pod_if_name.empty() ? netdev.host_if_name : netdev.pod_if_name, netdev.addresses, ""};
-            devices.push_back(std::move(device_status));
-          }
-          if (devices.empty()) continue;
+                         kube::EventType::kWarning, AttachFailedReason(outcome.rdma_failed), outcome.error);
+        for (const auto& claim : PodDeviceStatuses(outcome.plans, outcome.error, outcome.rdma_failed,
+                                                   options.driver_name, kube::NowRfc3339())) {
           try {
-            status_writer->Apply(plan.claim_namespace, plan.claim_name, devices);
+            status_writer->Apply(claim.claim_namespace, claim.claim_name, claim.devices);
           } catch (const std::exception& e) {
-            logger.Warning("cannot write claim status", {{"claim", plan.claim_namespace + "/" + plan.claim_name},
+            logger.Warning("cannot write claim status", {{"claim", claim.claim_namespace + "/" + claim.claim_name},
                                                         {"error", e.what()}});
           }
         }
@@ -456,18 +449,18 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   // One thread turns the components' states into readiness conditions.
   std::atomic<bool> stopping{false};
   std::thread probe([&] {
-    bool published = false;
+    uint64_t confirmed = 0;  // the last inventory the API server has
     while (!stopping) {
-      if (publisher && !published) {
+      if (publisher) {
         uint64_t seq;
         {
           std::lock_guard lock(devices_mu);
           seq = last_sequence;
         }
-        if (seq != 0 && publisher->WaitForSync(seq, std::chrono::milliseconds(100))) {
-          published = true;
+        if (seq > confirmed && publisher->WaitForSync(seq, std::chrono::milliseconds(100))) {
+          confirmed = seq;
           health.Set("first-publish", true);
-          metrics.Gauge("dranet_last_published_time_seconds", "").Set(Now());
+          driver_metrics.PublishConfirmed(Now());
         }
       }
       if (kubelet_plugin) health.Set("kubelet-registered", kubelet_plugin->registered());

@@ -56,6 +56,13 @@ struct DaemonOptions {
   std::chrono::milliseconds resync_period{std::chrono::minutes(1)};
   std::chrono::milliseconds min_poll_interval{std::chrono::seconds(2)};
   int poll_burst = 5;
+  // Feature gate PersistentResourceSliceAttributes: an allocated device keeps
+  // publishing the attributes it had at prepare while its netdev sits in a
+  // pod (instead of vanishing from the slice or losing ifName, MAC, …).
+  bool persistent_slice_attributes = false;
+  // Feature gate DRAListTypeAttributes: resource.kubernetes.io/numaNode is
+  // published as an int list (inventory::DiscoveryOptions::numa_node_list).
+  bool list_type_attributes = false;
   bool once = false;  // discover, publish once (when enabled), print the device count, exit
   plugins::PluginFlags plugins;
 };

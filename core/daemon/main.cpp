@@ -115,11 +115,8 @@ int main(int argc, char** argv) {
     logger.Error(e.what());
     return 2;
   }
-  for (const auto& [gate, enabled] : gates)
-    if (enabled) {
-      logger.Error("feature gate is not implemented by this dranetd; leave it off", {{"gate", gate}});
-      return 2;
-    }
+  options.persistent_slice_attributes = gates[std::string(dranet::daemon::kGatePersistentResourceSliceAttributes)];
+  options.list_type_attributes = gates[std::string(dranet::daemon::kGateDraListTypeAttributes)];
   options.plugins.deny.insert(options.plugins.deny.end(), cloud.deny.begin(), cloud.deny.end());
   if (app.count("--db-path") > 0) {
     options.state_dir = dranet::daemon::StateDirForDbPath(db_path);
@@ -145,6 +142,13 @@ int main(int argc, char** argv) {
   logger.Info("starting dranetd", {{"version", dranet::build::kVersion}, {"pid", static_cast<int64_t>(getpid())}});
   logger.Info("flags", flag_fields);
   if (!cloud.note.empty()) logger.Warning(cloud.note);
+  if (options.list_type_attributes)
+    logger.Info("feature gate DRAListTypeAttributes: resource.kubernetes.io/numaNode is published as an int list; "
+                "the Kubernetes control plane needs the gate DRAListTypeAttributes too, or the API server rejects "
+                "these ResourceSlices");
+  if (options.persistent_slice_attributes)
+    logger.Info("feature gate PersistentResourceSliceAttributes: an allocated device keeps publishing the attributes "
+                "it had at prepare while its netdev is in a pod");
   if (!cloud.detect)
     logger.Info("cloud provider hint", {{"hint", cloud_provider_hint}, {"plugin", cloud.plugin.empty() ? "none" : cloud.plugin}});
   if (options.node_name.empty() && options.publish) {

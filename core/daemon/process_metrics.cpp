@@ -41,7 +41,7 @@ void RegisterProcessMetrics(MetricsRegistry& registry, const char* version) {
     getrusage(RUSAGE_SELF, &ru);
     double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                  static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-    r.Gauge("process_cpu_seconds_total", "Total user and system CPU time spent in seconds").Set(cpu);
+    r.Counter("process_cpu_seconds_total", "Total user and system CPU time spent in seconds").Set(cpu);
   });
 }
 

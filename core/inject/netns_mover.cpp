@@ -346,11 +346,12 @@ void NetnsMover::AttachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
           const auto& held_ns = held_.at(pod.uid).ns;
           if (!MoveRdmaDevice(host_ns_, netdev.rdma_device, held_ns) &&
               !FindRdmaDevice(held_ns, netdev.rdma_device)) {
-            throw InjectError("RDMA device " + netdev.rdma_device + " is neither on the host nor in the pod");
+            throw InjectError("RDMA device " + netdev.rdma_device + " is neither on the host nor in the pod",
+                              /*rdma=*/true);
           }
         }
       } catch (const InjectError& e) {
-        throw InjectError(where + e.what());
+        throw InjectError(where + e.what(), e.rdma());
       }
     }
   }

@@ -163,6 +163,11 @@ struct ClaimPlan {
   std::vector<NetdevPlan> netdevs;
   std::vector<std::string> cdi_device_ids;  // returned to kubelet when CDI is on
   std::vector<ProfileRecord> profiles;      // released at unprepare
+  // Device name -> the attributes it published when the claim was prepared,
+  // as the JSON object a slice carries (kube::AttributesToJson): published
+  // again while the device's netdev sits in a pod (--feature-gates
+  // PersistentResourceSliceAttributes).
+  std::map<std::string, std::string> published_attributes;
   friend bool operator==(const ClaimPlan&, const ClaimPlan&) = default;
 };
 

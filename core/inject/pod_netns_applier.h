@@ -13,9 +13,15 @@
 namespace dranet::inject {
 
 // An error applying a plan; the message names the pod, claim and device.
+// `rdma()`: it was the RDMA link that could not move (exclusive mode), not
+// the netdev.
 class InjectError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit InjectError(const std::string& what, bool rdma = false) : std::runtime_error(what), rdma_(rdma) {}
+  bool rdma() const { return rdma_; }
+
+ private:
+  bool rdma_;
 };
 
 struct PodSandboxRef {

@@ -16,7 +16,7 @@ NlMsgPtr SetNetnsMessage(std::uint32_t dev_index, std::uint32_t netns_fd) {
   NlMsgPtr msg(nlmsg_alloc_simple(RdmaNldevType(RDMA_NLDEV_CMD_SET), NLM_F_REQUEST | NLM_F_ACK));
   if (!msg || nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, dev_index) < 0 ||
       nla_put_u32(msg.get(), RDMA_NLDEV_NET_NS_FD, netns_fd) < 0) {
-    throw InjectError("cannot build the RDMA netns request");
+    throw InjectError("cannot build the RDMA netns request", /*rdma=*/true);
   }
   return msg;
 }
@@ -53,14 +53,14 @@ std::string EncodeRdmaSetNetns(std::uint32_t dev_index, std::uint32_t netns_fd) 
 std::optional<std::uint32_t> FindRdmaDevice(const NetnsHandle& ns, const std::string& name) {
   auto sock = NetlinkSocketIn(ns, NETLINK_RDMA);
   NlMsgPtr msg(nlmsg_alloc_simple(RdmaNldevType(RDMA_NLDEV_CMD_GET), NLM_F_REQUEST | NLM_F_DUMP));
-  if (!msg) throw InjectError("cannot build the RDMA device dump request");
+  if (!msg) throw InjectError("cannot build the RDMA device dump request", /*rdma=*/true);
   if (const int err = nl_send_auto(sock.get(), msg.get()); err < 0) {
-    throw InjectError("RDMA device dump failed: " + NlError(err));
+    throw InjectError("RDMA device dump failed: " + NlError(err), /*rdma=*/true);
   }
   DumpMatch match{&name, std::nullopt};
   nl_socket_modify_cb(sock.get(), NL_CB_VALID, NL_CB_CUSTOM, OnDevice, &match);
   if (const int err = nl_recvmsgs_default(sock.get()); err < 0) {
-    throw InjectError("RDMA device dump failed: " + NlError(err));
+    throw InjectError("RDMA device dump failed: " + NlError(err), /*rdma=*/true);
   }
   return match.index;
 }
@@ -74,7 +74,8 @@ bool MoveRdmaDevice(const NetnsHandle& from, const std::string& name, const Netn
   if (err >= 0) err = nl_wait_for_ack(sock.get());
   if (err < 0) {
     throw InjectError("moving RDMA device " + name + " to another network namespace failed: " +
-                      NlError(err) + " (is the RDMA subsystem in exclusive netns mode?)");
+                      NlError(err) + " (is the RDMA subsystem in exclusive netns mode?)",
+                      /*rdma=*/true);
   }
   return true;
 }

@@ -20,9 +20,24 @@ struct SemVer {
   friend bool operator==(const SemVer&, const SemVer&) = default;
 };
 
-// The four value kinds of resource.k8s.io/v1 DeviceAttribute.
-using AttributeValue = std::variant<std::string, int64_t, bool, SemVer>;
+// An integer list ("ints"): a kind behind the Kubernetes 1.36 alpha gate
+// DRAListTypeAttributes, which the API server must have for it to be
+// accepted. Never empty when published.
+using IntList = std::vector<int64_t>;
+
+// The value kinds of resource.k8s.io/v1 DeviceAttribute: string, int, bool,
+// version, and of the list kinds the one dranet publishes, ints
+// (resource.kubernetes.io/numaNode under --feature-gates=DRAListTypeAttributes=true).
+// The alpha bools, strings and versions kinds are not modelled.
+using AttributeValue = std::variant<std::string, int64_t, bool, SemVer, IntList>;
 using Attributes = std::map<std::string, AttributeValue>;
+
+// An int list as text for people, "[1,0,2]".
+inline std::string FormatIntList(const IntList& values) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + std::to_string(values[i]);
+  return out + "]";
+}
 
 // A character device a pod needs to use an RDMA device (/dev/infiniband/...).
 struct CharDevice {

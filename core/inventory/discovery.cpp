@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "inventory/inventory.h"
 #include "inventory/naming.h"
@@ -23,6 +24,9 @@ constexpr std::array<std::string_view, 4> kUnallocatableDrivers = {"vfio-pci", "
                                                                     "pci-stub"};
 // PCI base class 0x02: network controllers (0x0200 Ethernet, 0x0207 InfiniBand, ...).
 constexpr uint64_t kNetworkBaseClass = 0x02;
+// The kernel's REMOTE_DISTANCE (include/linux/topology.h): NUMA distances
+// below it are within one socket (LOCAL_DISTANCE 10 is a node to itself).
+constexpr int64_t kRemoteNumaDistance = 20;
 
 // What discovery knows about one PCI function.
 struct PciFunction {
@@ -320,12 +324,56 @@ class DiscoveryPass {
     }
     if (function.numa_node >= 0) {
       device.attributes[std::string(attr::kNumaNode)] = function.numa_node;
-      device.attributes[std::string(attr::kStandardNumaNode)] = function.numa_node;
+      AttributeValue standard = function.numa_node;
+      if (options_.numa_node_list) standard = LocalNumaNodes(function.numa_node);
+      device.attributes[std::string(attr::kStandardNumaNode)] = std::move(standard);
     }
     if (!function.pcie_root.empty()) SetString(device, attr::kStandardPcieRoot, function.pcie_root);
     // SR-IOV facts for functions without a netdev too (an IB-only PF is still
     // a PF); SetNetdevAttributes adds sriov=false for every netdev as DRANET.
     SetSriovAttributes(device, function);
+  }
+
+  // The list form of resource.kubernetes.io/numaNode (DiscoveryOptions::
+  // numa_node_list): `node` first, then the other nodes at the smallest
+  // distance from it when that distance is below the kernel's
+  // REMOTE_DISTANCE, ascending. The kernel writes node<N>/distance as one
+  // distance per online node, in node order; those nodes are the node<M>
+  // directories beside it. Just `node` when the file is missing or does not
+  // fit them.
+  const IntList& LocalNumaNodes(int64_t node) {
+    auto [it, added] = local_numa_nodes_.try_emplace(node, IntList{node});
+    if (!added) return it->second;
+    const std::string dir = "devices/system/node/node" + std::to_string(node);
+    auto text = SysfsDirectory(sysfs_, dir).Read("distance");
+    if (!text) return it->second;
+    std::vector<int64_t> nodes;
+    for (const auto& name : sysfs_.List("devices/system/node")) {
+      if (name.rfind("node", 0) != 0) continue;
+      if (auto id = ParseDecimal(std::string_view(name).substr(4)); id && *id >= 0) nodes.push_back(*id);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    std::vector<int64_t> distances;
+    std::istringstream words(*text);
+    for (std::string word; words >> word;) distances.push_back(ParseDecimal(word).value_or(-1));
+    const bool fits = distances.size() == nodes.size() &&
+                      std::none_of(distances.begin(), distances.end(), [](int64_t d) { return d < 0; }) &&
+                      std::binary_search(nodes.begin(), nodes.end(), node);
+    if (!fits) {
+      log_.Warning("ignoring NUMA distances that do not match the node directories",
+                   {{"file", (paths_.sysfs / dir / "distance").string()},
+                    {"nodes", static_cast<int64_t>(nodes.size())}});
+      return it->second;
+    }
+    int64_t nearest = kRemoteNumaDistance;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i] != node) nearest = std::min(nearest, distances[i]);
+    }
+    if (nearest >= kRemoteNumaDistance) return it->second;  // no other node on this socket
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i] != node && distances[i] == nearest) it->second.push_back(nodes[i]);
+    }
+    return it->second;
   }
 
   void SetSriovAttributes(Device& device, const PciFunction& function) {
@@ -436,6 +484,7 @@ class DiscoveryPass {
   std::map<std::string, std::string> rdma_by_netdev_;
   std::map<std::string, std::vector<CharDevice>> char_devices_by_rdma_;
   std::optional<CharDevice> rdma_cm_;
+  std::map<int64_t, IntList> local_numa_nodes_;  // LocalNumaNodes() by node
 };
 
 }  // namespace

@@ -72,6 +72,14 @@ struct DiscoveryOptions {
   // DRANET's --move-ib-interfaces=false: IPoIB netdevs are ignored, so their
   // HCAs are published IB-only (rdmaDevice, no ifName).
   bool skip_ipoib = false;
+  // DRANET's feature gate DRAListTypeAttributes: resource.kubernetes.io/numaNode
+  // is published as an int list instead of an int: the device's NUMA node
+  // first, then the other nodes at the smallest distance from it in
+  // sys/devices/system/node/node<N>/distance when that distance is below the
+  // kernel's REMOTE_DISTANCE (20; same socket), ascending ("12 10 12" on
+  // node 1 gives [1, 0, 2]; "10 20" on node 0 gives [0]). dra.net/numaNode
+  // stays an int. The API server needs its own gate of the same name.
+  bool numa_node_list = false;
   // pci.ids for pciVendor/pciDevice names; empty = kDefaultPciIdsPath.
   std::filesystem::path pci_ids;
   // Netdevs never published (DRANET's list).

@@ -545,7 +545,9 @@ void CapturePlatform(SnapshotWriter& writer) {
   if (auto target = writer.CopyLink("sys/class/dmi/id")) writer.CopyFiles(*target, kDmiFiles);
   fs::path nodes = "sys/devices/system/node";
   for (const auto& name : writer.List(nodes)) {
-    if (name.rfind("node", 0) == 0) writer.CopyFile(nodes / name / "cpulist");
+    if (name.rfind("node", 0) != 0) continue;
+    writer.CopyFile(nodes / name / "cpulist");
+    writer.CopyFile(nodes / name / "distance");  // the list form of numaNode (DRAListTypeAttributes)
   }
 }
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kube/json_fields.h"
+#include "base/json.h"
 #include "base/k8s_names.h"
 
 namespace dranet::kube {
@@ -19,8 +20,22 @@ std::string ValidateAttributeValue(const inventory::AttributeValue& value) {
     if (version->value.size() > kMaxAttributeValueBytes)
       return "version value is longer than 64 bytes";
     if (!IsSemVer(version->value)) return "version value \"" + version->value + "\" is not semver 2.0.0";
+  } else if (const auto* list = std::get_if<inventory::IntList>(&value)) {
+    if (list->empty()) return "int list is empty";
   }
   return {};
+}
+
+// What a value counts against kMaxAttributeValuesPerDevice: each list item, or 1.
+std::size_t ValueCount(const inventory::AttributeValue& value) {
+  const auto* list = std::get_if<inventory::IntList>(&value);
+  return list ? list->size() : 1;
+}
+
+bool HasListAttribute(const inventory::Device& device) {
+  return std::any_of(device.attributes.begin(), device.attributes.end(), [](const auto& attribute) {
+    return std::holds_alternative<inventory::IntList>(attribute.second);
+  });
 }
 
 // A stable 32-bit FNV-1a hash, used to keep shortened slice names unique per node.
@@ -52,9 +67,15 @@ void WriteAttributeValue(rapidjson::Writer<rapidjson::StringBuffer>& writer,
         } else if constexpr (std::is_same_v<T, bool>) {
           writer.Key("bool");
           writer.Bool(v);
-        } else {
+        } else if constexpr (std::is_same_v<T, inventory::SemVer>) {
           writer.Key("version");
           WriteString(writer, v.value);
+        } else {
+          static_assert(std::is_same_v<T, inventory::IntList>);
+          writer.Key("ints");
+          writer.StartArray();
+          for (int64_t item : v) writer.Int64(item);
+          writer.EndArray();
         }
       },
       value);
@@ -80,6 +101,13 @@ bool ParseAttributeValue(const rapidjson::Value& json, inventory::AttributeValue
     out = v.GetBool();
   } else if (kind == "version" && v.IsString()) {
     out = inventory::SemVer{std::string(v.GetString(), v.GetStringLength())};
+  } else if (kind == "ints" && v.IsArray() && !v.Empty()) {
+    inventory::IntList list;
+    for (const auto& item : v.GetArray()) {
+      if (!item.IsInt64()) return false;
+      list.push_back(item.GetInt64());
+    }
+    out = std::move(list);
   } else {
     return false;
   }
@@ -121,11 +149,15 @@ std::string ValidateDevice(const inventory::Device& device) {
   if (!IsDnsLabel(device.name)) return "device name is not a DNS-1123 label (≤63 chars, [a-z0-9-])";
   if (device.attributes.size() > kMaxAttributesPerDevice)
     return "device has " + std::to_string(device.attributes.size()) + " attributes (limit 32)";
+  std::size_t values = 0;
   for (const auto& [name, value] : device.attributes) {
     if (!IsQualifiedName(name)) return "attribute name \"" + name + "\" is not a qualified name";
     if (std::string reason = ValidateAttributeValue(value); !reason.empty())
       return "attribute " + name + ": " + reason;
+    values += ValueCount(value);
   }
+  if (values > kMaxAttributeValuesPerDevice)
+    return "device has " + std::to_string(values) + " attribute values, list items counted (limit 48)";
   return {};
 }
 
@@ -170,8 +202,16 @@ std::vector<ResourceSlice> BuildSlices(const SliceParams& params,
 
   const std::string& pool = params.pool_name.empty() ? params.node_name : params.pool_name;
   std::vector<std::vector<SliceDevice>> chunks;
+  bool chunk_has_list = false;  // the last chunk has a device with a list attribute
   for (const auto* device : valid) {
-    if (chunks.empty() || chunks.back().size() == kMaxDevicesPerSlice) chunks.emplace_back();
+    const bool has_list = HasListAttribute(*device);
+    const std::size_t limit =
+        chunk_has_list || has_list ? kMaxDevicesPerSliceWithListAttributes : kMaxDevicesPerSlice;
+    if (chunks.empty() || chunks.back().size() >= limit) {
+      chunks.emplace_back();
+      chunk_has_list = false;
+    }
+    chunk_has_list |= has_list;
     chunks.back().push_back({device->name, device->attributes});
   }
 
@@ -288,6 +328,33 @@ std::string SlicesToJson(const std::vector<ResourceSlice>& slices) {
   for (const auto& slice : slices) WriteSlice(writer, slice);
   writer.EndArray();
   return {buffer.GetString(), buffer.GetSize()};
+}
+
+std::string AttributesToJson(const inventory::Attributes& attributes) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.StartObject();
+  for (const auto& [name, value] : attributes) {
+    WriteString(writer, name);
+    WriteAttributeValue(writer, value);
+  }
+  writer.EndObject();
+  return buffer.GetString();
+}
+
+inventory::Attributes AttributesFromJson(std::string_view json) {
+  rapidjson::Document doc;
+  if (auto error = ParseJson(doc, json); !error.empty()) throw std::invalid_argument("device attributes: " + error);
+  if (!doc.IsObject()) throw std::invalid_argument("device attributes: not a JSON object");
+  inventory::Attributes out;
+  for (const auto& member : doc.GetObject()) {
+    std::string name(member.name.GetString(), member.name.GetStringLength());
+    inventory::AttributeValue value;
+    if (!ParseAttributeValue(member.value, value))
+      throw std::invalid_argument("device attribute " + name + ": not a value this driver writes");
+    out.emplace(std::move(name), std::move(value));
+  }
+  return out;
 }
 
 ResourceSlice ParseSlice(const rapidjson::Value& object) {

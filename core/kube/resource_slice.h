@@ -3,7 +3,8 @@
 //
 // BuildSlices() turns the node's inventory into the slices of one pool (pool = node name,
 // driver "dra.net"): devices are validated against the API server's limits, sorted by name
-// and cut into slices of at most 128 devices.
+// and cut into slices of at most 128 devices (64 for a slice with a device that has a list
+// attribute).
 // SliceToJson() renders one slice exactly as the API takes it; ParseSlice() reads one back
 // from the API server so that the publisher can compare semantically.
 //
@@ -39,11 +40,14 @@ inline constexpr std::string_view kDefaultDriverName = "dra.net";
 inline constexpr std::string_view kResourceApiVersion = "resource.k8s.io/v1";
 
 // API server validation limits (kubernetes/kubernetes pkg/apis/resource/validation).
-// The API lowers this to 64 when a device has taints or consumes counters; the slices we write
-// carry neither (WriteSlice writes a device's name and attributes only, and ParseSlice marks
-// either as foreign content), so 128 is the only limit that can apply to them.
+// The API lowers the devices per slice to 64 when a device of the slice has taints, consumes
+// counters or has a list attribute. The slices we write carry no taints or counters
+// (WriteSlice writes a device's name and attributes only, and ParseSlice marks either as
+// foreign content); list attributes are the reason BuildSlices applies the lower limit.
 inline constexpr std::size_t kMaxDevicesPerSlice = 128;
+inline constexpr std::size_t kMaxDevicesPerSliceWithListAttributes = 64;
 inline constexpr std::size_t kMaxAttributesPerDevice = 32;  // attributes + capacities
+inline constexpr std::size_t kMaxAttributeValuesPerDevice = 48;  // list items counted one by one
 inline constexpr std::size_t kMaxAttributeValueBytes = 64;  // string and version values
 inline constexpr std::size_t kMaxDeviceNameLength = 63;     // DNS-1123 label
 inline constexpr std::size_t kMaxAttributeIdLength = 32;    // C identifier part of a key
@@ -95,7 +99,7 @@ struct ResourceSlice {
   int64_t resource_slice_count = 0;
   std::vector<SliceDevice> devices;
   // Set by ParseSlice() when the stored object carries something we never write (an attribute
-  // kind like "ints", capacities, taints, a second node selector…). Such a slice never
+  // kind like "strings", capacities, taints, a second node selector…). Such a slice never
   // compares equal to a desired one, so the publisher overwrites it.
   bool has_foreign_content = false;
 };
@@ -120,6 +124,14 @@ void WriteSlice(rapidjson::Writer<rapidjson::StringBuffer>& writer, const Resour
 std::string SliceToJson(const ResourceSlice& slice);
 // A JSON array of slices (what `dranetctl inspect -o json` prints).
 std::string SlicesToJson(const std::vector<ResourceSlice>& slices);
+
+// One device's attributes as the JSON object a slice carries for it
+// ({"dra.net/ifName":{"string":"eth1"},…}), and back: how the checkpoint
+// keeps what an allocated device published. AttributesFromJson throws
+// std::invalid_argument for anything else (a kind it does not know, a
+// non-object).
+std::string AttributesToJson(const inventory::Attributes& attributes);
+inventory::Attributes AttributesFromJson(std::string_view json);
 
 // Reads a ResourceSlice object as returned by the API server. Bare attribute keys are
 // qualified with the slice's driver. Throws std::invalid_argument when `object` is not an

@@ -14,6 +14,7 @@
 #include "inject/link_settings.h"
 #include "inventory/inventory.h"
 #include "inventory/netlink_facts.h"
+#include "kube/resource_slice.h"
 #include "kubelet/network_config.h"
 
 namespace dranet::kubelet {
@@ -401,6 +402,7 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
       continue;  // one device allocated twice (shared); prepared once
     plan.devices.push_back({result.request, result.pool, result.device});
     allocated.push_back(device);
+    plan.published_attributes[device.name] = kube::AttributesToJson(device.attributes);
     const std::string where = who + ": device " + device.name;
     auto merged = ConfigFor(claim, result, options.driver_name);
     if (merged && !merged->config.profile.empty())

@@ -133,7 +133,7 @@ std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<Claim
       auto started = std::chrono::steady_clock::now();
       j->outcome = PrepareOne(j->request, deadline_passed);
       if (deps_.observer)
-        deps_.observer("prepare", j->outcome.answer.error.empty(),
+        deps_.observer("prepare", j->outcome.answer.error.empty() ? OperationStatus::kSuccess : OperationStatus::kFailed,
                        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     });
   pool_.RunBatch(std::move(tasks), deadline);
@@ -189,6 +189,11 @@ std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<Claim
       answers[uid] = {{}, "claim uid " + uid + ": still being prepared by an earlier call; kubelet retries it"};
     }
   }
+  if (deps_.observer) {
+    const bool failed = std::any_of(answers.begin(), answers.end(), [](const auto& a) { return !a.second.error.empty(); });
+    deps_.observer("PrepareResourceClaims", failed ? OperationStatus::kFailed : OperationStatus::kSuccess,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   return answers;
 }
 
@@ -224,6 +229,7 @@ void DraService::ReleaseResources(const std::vector<ClaimRequest>& claims) {
 }
 
 std::map<std::string, std::string> DraService::Unprepare(const std::vector<ClaimRequest>& claims) {
+  const auto start = std::chrono::steady_clock::now();
   // A prepare of the same claim still running finishes first, so that its
   // Put cannot land after this Remove.
   std::vector<std::shared_future<PrepareAnswer>> running;
@@ -262,7 +268,16 @@ std::map<std::string, std::string> DraService::Unprepare(const std::vector<Claim
   for (const auto& c : claims) {
     log_.Info(errors[c.uid].empty() ? "claim unprepared" : "claim unprepare failed",
               {{"claim", Describe(c)}, {"uid", c.uid}, {"error", errors[c.uid]}});
-    if (deps_.observer) deps_.observer("unprepare", errors[c.uid].empty(), 0.0);
+  }
+  if (deps_.observer) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    bool failed = false;
+    for (const auto& c : claims) {
+      failed |= !errors[c.uid].empty();
+      deps_.observer("unprepare", errors[c.uid].empty() ? OperationStatus::kSuccess : OperationStatus::kFailed,
+                     seconds);
+    }
+    deps_.observer("UnprepareResourceClaims", failed ? OperationStatus::kFailed : OperationStatus::kSuccess, seconds);
   }
   return errors;
 }

@@ -93,7 +93,9 @@ struct DraServiceDeps {
   InjectFunction inject;               // optional: no injection plugins
   HostAccess host;                     // optional members: needed only by netdev devices and their configs
   ClaimEventSink events;               // optional
-  OperationObserver observer;          // optional: "prepare"/"unprepare" per claim, with latency
+  // Optional: "prepare"/"unprepare" per claim, and "PrepareResourceClaims"/
+  // "UnprepareResourceClaims" per call (failed when any claim failed).
+  OperationObserver observer;
   // Optional: at unprepare, netdevs still in a pod go home (the runtime may
   // have removed the pod without StopPodSandbox reaching the NRI plugin).
   inject::PodNetnsApplier* netdevs = nullptr;

@@ -21,6 +21,7 @@ NriPlugin::NriPlugin(Options options, state::PreparedClaims& claims,
       }) {
   service_.SetBypassReporter(options_.bypass_reporter);
   service_.SetPodNetworkReporter(options_.network_reporter);
+  service_.SetOperationObserver(options_.observer);
 }
 
 NriPlugin::~NriPlugin() { Stop(); }
@@ -89,14 +90,7 @@ void NriPlugin::RunLoop() {
       service_.ResetConnection();
       session = std::make_shared<TtrpcSession>(
           std::move(fd), TtrpcSession::kPluginRoles,
-          [this](const RpcRequest& r) {
-            if (!options_.observer) return service_.Handle(r);
-            auto started = std::chrono::steady_clock::now();
-            RpcResult result = service_.Handle(r);
-            options_.observer(r.method, result.status.ok(),
-                              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-            return result;
-          },
+          [this](const RpcRequest& r) { return service_.Handle(r); },
           "nri-conn");
     } catch (const std::system_error& e) {
       if (!outage_logged) {

@@ -49,7 +49,7 @@ struct NriPluginOptions {
   // How often pods' kept network namespaces are checked: a namespace the
   // runtime deleted without StopPodSandbox gets its netdevs back home.
   std::chrono::milliseconds netns_check_period{2000};
-  // Told about every request the runtime sends (method name, ok, latency).
+  // Told about every request the runtime sends (PluginService::SetOperationObserver).
   OperationObserver observer;
   // Told about containers found running without their devices (Synchronize).
   BypassReporter bypass_reporter;

@@ -225,21 +225,24 @@ std::size_t PluginService::ReleaseVanishedPods() {
   return vanished.size();
 }
 
-RpcStatus PluginService::RunPodSandbox(const api::PodSandbox& pod) {
+RpcStatus PluginService::RunPodSandbox(const api::PodSandbox& pod, OperationStatus* outcome) {
   const auto start = Clock::now();
   const auto plans = claims_.ForPod(pod.uid());
+  if (outcome) *outcome = plans.empty() ? OperationStatus::kNoop : OperationStatus::kSuccess;
   if (plans.empty()) return {};
   const auto ref = RefOf(pod, /*use_cache=*/false, /*has_claims=*/true);
-  const bool has_netdevs = CountNetdevs(plans) > 0;
   try {
     applier_.AttachNetdevs(ref, plans);
   } catch (const std::exception& e) {
     log_.Error("RunPodSandbox failed", {{"pod", ref.Describe()}, {"error", e.what()}});
-    if (network_reporter_ && has_netdevs) network_reporter_({pod.namespace_(), pod.name(), pod.uid(), plans, e.what()});
+    if (outcome) *outcome = OperationStatus::kFailed;
+    const auto* inject_error = dynamic_cast<const inject::InjectError*>(&e);
+    if (network_reporter_)
+      network_reporter_({pod.namespace_(), pod.name(), pod.uid(), plans, e.what(), inject_error && inject_error->rdma()});
     return {RpcCode::kFailedPrecondition, e.what()};
   }
   DRANET_FAULT_POINT("nri-run-pod-after-attach");
-  if (network_reporter_ && has_netdevs) network_reporter_({pod.namespace_(), pod.name(), pod.uid(), plans, ""});
+  if (network_reporter_) network_reporter_({pod.namespace_(), pod.name(), pod.uid(), plans, "", false});
   log_.Info("hook applied", {{"hook", "RunPodSandbox"},
                              {"pod", ref.Describe()},
                              {"claims", plans.size()},
@@ -248,9 +251,10 @@ RpcStatus PluginService::RunPodSandbox(const api::PodSandbox& pod) {
   return {};
 }
 
-RpcStatus PluginService::StopPodSandbox(const api::PodSandbox& pod, bool remove) {
+RpcStatus PluginService::StopPodSandbox(const api::PodSandbox& pod, bool remove, OperationStatus* outcome) {
   const auto start = Clock::now();
   const auto plans = claims_.ForPod(pod.uid());
+  if (outcome) *outcome = plans.empty() ? OperationStatus::kNoop : OperationStatus::kSuccess;
   const auto ref = RefOf(pod, /*use_cache=*/true, !plans.empty());
   const char* hook = remove ? "RemovePodSandbox" : "StopPodSandbox";
   if (!plans.empty()) {
@@ -265,6 +269,7 @@ RpcStatus PluginService::StopPodSandbox(const api::PodSandbox& pod, bool remove)
     } catch (const std::exception& e) {
       // Teardown never fails the runtime: the error is logged and the next
       // Stop/Remove retries (detach is idempotent).
+      if (outcome) *outcome = OperationStatus::kFailed;
       log_.Error("restoring pod netdevs failed", {{"hook", hook}, {"pod", ref.Describe()}, {"error", e.what()}});
     }
   }
@@ -276,9 +281,11 @@ RpcStatus PluginService::StopPodSandbox(const api::PodSandbox& pod, bool remove)
 }
 
 api::CreateContainerResponse PluginService::CreateContainer(const api::PodSandbox& pod,
-                                                            const api::Container& container) {
+                                                            const api::Container& container,
+                                                            OperationStatus* outcome) {
   api::CreateContainerResponse response;
   const auto plans = claims_.ForPod(pod.uid());
+  if (outcome) *outcome = plans.empty() ? OperationStatus::kNoop : OperationStatus::kSuccess;
   if (plans.empty()) return response;
   const std::vector<std::string> env(container.env().begin(), container.env().end());
   const auto edits = inject::BuildContainerEdits(plans, env);
@@ -295,6 +302,19 @@ api::CreateContainerResponse PluginService::CreateContainer(const api::PodSandbo
 }
 
 RpcResult PluginService::Handle(const RpcRequest& request) {
+  const auto start = Clock::now();
+  std::string operation = request.method;
+  std::optional<OperationStatus> outcome;
+  RpcResult result = Dispatch(request, operation, outcome);
+  if (observer_) {
+    OperationStatus status = result.status.ok() ? outcome.value_or(OperationStatus::kSuccess) : OperationStatus::kFailed;
+    observer_(operation, status, std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return result;
+}
+
+RpcResult PluginService::Dispatch(const RpcRequest& request, std::string& operation,
+                                  std::optional<OperationStatus>& outcome) {
   if (request.service != kPluginService) {
     return {{RpcCode::kUnimplemented, "service " + request.service}, {}};
   }
@@ -313,30 +333,46 @@ RpcResult PluginService::Handle(const RpcRequest& request) {
     log_.Info("NRI runtime is shutting down");
     return Reply(api::Empty());
   }
+  OperationStatus status = OperationStatus::kSuccess;
   if (m == "CreateContainer") {
     api::CreateContainerRequest in;
     if (!Parse(request, in)) return BadRequest(request);
-    return Reply(CreateContainer(in.pod(), in.container()));
+    RpcResult reply = Reply(CreateContainer(in.pod(), in.container(), &status));
+    outcome = status;
+    return reply;
   }
   if (m == "RunPodSandbox" || m == "StopPodSandbox" || m == "RemovePodSandbox") {
     api::RunPodSandboxRequest in;  // the three requests share one layout: pod = 1
     if (!Parse(request, in)) return BadRequest(request);
-    RpcStatus status = m == "RunPodSandbox" ? RunPodSandbox(in.pod())
-                                            : StopPodSandbox(in.pod(), m == "RemovePodSandbox");
-    if (!status.ok()) return {status, {}};
+    RpcStatus rpc = m == "RunPodSandbox" ? RunPodSandbox(in.pod(), &status)
+                                         : StopPodSandbox(in.pod(), m == "RemovePodSandbox", &status);
+    outcome = status;
+    if (!rpc.ok()) return {rpc, {}};
     return Reply(api::Empty());
   }
   if (m == "StateChange") {
     api::StateChangeEvent in;
     if (!Parse(request, in)) return BadRequest(request);
-    RpcStatus status;
+    RpcStatus rpc;
     switch (in.event()) {
-      case api::RUN_POD_SANDBOX: status = RunPodSandbox(in.pod()); break;
-      case api::STOP_POD_SANDBOX: status = StopPodSandbox(in.pod(), false); break;
-      case api::REMOVE_POD_SANDBOX: status = StopPodSandbox(in.pod(), true); break;
+      case api::RUN_POD_SANDBOX:
+        operation = "RunPodSandbox";
+        rpc = RunPodSandbox(in.pod(), &status);
+        outcome = status;
+        break;
+      case api::STOP_POD_SANDBOX:
+        operation = "StopPodSandbox";
+        rpc = StopPodSandbox(in.pod(), false, &status);
+        outcome = status;
+        break;
+      case api::REMOVE_POD_SANDBOX:
+        operation = "RemovePodSandbox";
+        rpc = StopPodSandbox(in.pod(), true, &status);
+        outcome = status;
+        break;
       default: break;  // not subscribed; nothing to do
     }
-    if (!status.ok()) return {status, {}};
+    if (!rpc.ok()) return {rpc, {}};
     return Reply(api::Empty());
   }
   return Unimplemented(request);

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "base/log.h"
+#include "base/metrics.h"
 #include "inject/pod_netns_applier.h"
 #include "nri/proto/nri.pb.h"
 #include "nri/ttrpc_session.h"
@@ -53,13 +54,16 @@ struct BypassedContainer {
 };
 using BypassReporter = std::function<void(const BypassedContainer&)>;
 
-// The outcome of moving a pod's netdevs at RunPodSandbox (only for pods that
-// have netdevs): `error` is empty on success. Called on the hook's thread:
-// the receiver must hand slow work (API writes) to another thread.
+// The outcome of RunPodSandbox for a pod with claims of this driver (netdevs
+// moved, RDMA links moved, or nothing to move for IB-only devices): `error`
+// is empty on success; `rdma_failed` when it was an RDMA link that could
+// not move. Called on the hook's thread: the receiver must hand slow work
+// (API writes) to another thread.
 struct PodNetworkOutcome {
   std::string pod_namespace, pod_name, pod_uid;
   std::vector<inject::ClaimPlan> plans;
   std::string error;
+  bool rdma_failed = false;
 };
 using PodNetworkReporter = std::function<void(const PodNetworkOutcome&)>;
 
@@ -73,16 +77,22 @@ class PluginService {
   RpcResult Handle(const RpcRequest& request);
 
   // The typed hooks (also used by benchmarks). Errors come back as a status.
+  // `outcome` (optional) receives how the hook ended for metrics: kNoop when
+  // the pod has no claims of this driver, kFailed also for a teardown error
+  // that the runtime is not told about.
   api::ConfigureResponse Configure(const api::ConfigureRequest& request);
   api::SynchronizeResponse Synchronize(const api::SynchronizeRequest& request);
-  RpcStatus RunPodSandbox(const api::PodSandbox& pod);
-  RpcStatus StopPodSandbox(const api::PodSandbox& pod, bool remove);
-  api::CreateContainerResponse CreateContainer(const api::PodSandbox& pod,
-                                               const api::Container& container);
+  RpcStatus RunPodSandbox(const api::PodSandbox& pod, OperationStatus* outcome = nullptr);
+  RpcStatus StopPodSandbox(const api::PodSandbox& pod, bool remove, OperationStatus* outcome = nullptr);
+  api::CreateContainerResponse CreateContainer(const api::PodSandbox& pod, const api::Container& container,
+                                               OperationStatus* outcome = nullptr);
 
   // Told about every bypassed container found at Synchronize.
   void SetBypassReporter(BypassReporter reporter) { bypass_reporter_ = std::move(reporter); }
   void SetPodNetworkReporter(PodNetworkReporter reporter) { network_reporter_ = std::move(reporter); }
+  // Told about every request Handle answers: the hook's name (a StateChange
+  // is named after its event), how it ended, its latency.
+  void SetOperationObserver(OperationObserver observer) { observer_ = std::move(observer); }
 
   // Returns the netdevs of pods whose network namespace the runtime deleted
   // without a Stop/RemovePodSandbox (PodNetnsApplier::VanishedPods). Called
@@ -100,6 +110,9 @@ class PluginService {
   std::optional<std::string> KnownNetns(const std::string& pod_uid) const;
 
  private:
+  // Handle without the observation: `operation` becomes the hook's name,
+  // `outcome` how it ended when it was a pod hook.
+  RpcResult Dispatch(const RpcRequest& request, std::string& operation, std::optional<OperationStatus>& outcome);
   inject::PodSandboxRef RefOf(const api::PodSandbox& pod, bool use_cache, bool has_claims);
   std::size_t FindBypassedContainers(const api::SynchronizeRequest& request);
   void ReconcileNetdevs(const std::map<std::string, api::PodSandbox>& running);
@@ -118,6 +131,7 @@ class PluginService {
   std::set<std::string> reported_bypass_;  // container ids reported (bypassed at the last Synchronize)
   BypassReporter bypass_reporter_;
   PodNetworkReporter network_reporter_;
+  OperationObserver observer_;
 };
 
 // The network namespace path of `pod` from its linux namespaces; empty for

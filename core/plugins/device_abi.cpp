@@ -12,6 +12,9 @@ const char* DeviceAbi::Keep(const std::string& s) { return strings_.emplace_back
 DeviceAbi::DeviceAbi(const inventory::Device& d) {
   attrs_.reserve(d.attributes.size());
   for (const auto& [name, value] : d.attributes) {
+    // The C ABI has no list kind: list attributes (resource.kubernetes.io/numaNode
+    // under DRAListTypeAttributes) are not shown; numa_node carries the node.
+    if (std::holds_alternative<inventory::IntList>(value)) continue;
     dranet_attr_t a{};
     a.struct_size = sizeof a;
     a.name = Keep(name);

@@ -24,9 +24,13 @@ std::string StringAttr(const inventory::Attributes& attrs, const std::string& ke
   return v && std::holds_alternative<std::string>(*v) ? std::get<std::string>(*v) : "";
 }
 
+// An int, or an int list's first item: a NUMA node list starts with the
+// device's own node (DRAListTypeAttributes).
 std::optional<int64_t> IntAttr(const inventory::Attributes& attrs, const std::string& key) {
   const auto* v = Find(attrs, key);
   if (v && std::holds_alternative<int64_t>(*v)) return std::get<int64_t>(*v);
+  if (v && std::holds_alternative<inventory::IntList>(*v) && !std::get<inventory::IntList>(*v).empty())
+    return std::get<inventory::IntList>(*v).front();
   return std::nullopt;
 }
 
@@ -120,17 +124,15 @@ std::string NicSelector(const std::vector<const inventory::Device*>& nics) {
   return "";
 }
 
-// Attributes carried with one value by the GPU and every chosen NIC.
+// Attributes the GPU and every chosen NIC carry with values a matchAttribute
+// constraint accepts (AttributeValuesMatch).
 std::vector<std::string> SharedAttributes(const Gpu& gpu, const std::vector<const inventory::Device*>& nics) {
   std::vector<std::string> out;
   for (const char* key : {kPcieRoot, kNumaNode}) {
-    const auto* g = Find(gpu.device->attributes, key);
-    if (!g) continue;
-    bool all = std::all_of(nics.begin(), nics.end(), [&](const inventory::Device* n) {
-      const auto* v = Find(n->attributes, key);
-      return v && *v == *g;
-    });
-    if (all) out.push_back(key);
+    std::vector<const inventory::AttributeValue*> values{Find(gpu.device->attributes, key)};
+    for (const auto* n : nics) values.push_back(Find(n->attributes, key));
+    if (std::find(values.begin(), values.end(), nullptr) == values.end() && AttributeValuesMatch(values))
+      out.push_back(key);
   }
   return out;
 }

@@ -6,6 +6,8 @@
 // always gives the same allocation (the scheduler's own choice may differ
 // among equally valid ones).
 #include <algorithm>
+#include <iterator>
+#include <optional>
 #include <set>
 
 #include "simulate/simulate.h"
@@ -40,8 +42,26 @@ std::string AttrText(const inventory::AttributeValue& v) {
     std::string operator()(int64_t i) const { return std::to_string(i); }
     std::string operator()(bool b) const { return b ? "true" : "false"; }
     std::string operator()(const inventory::SemVer& s) const { return s.value; }
+    std::string operator()(const inventory::IntList& l) const { return inventory::FormatIntList(l); }
   };
   return std::visit(Visitor{}, v);
+}
+
+// An int or int list as a sorted set; nullopt for the other kinds.
+std::optional<inventory::IntList> IntegerSet(const inventory::AttributeValue& v) {
+  if (const auto* i = std::get_if<int64_t>(&v)) return inventory::IntList{*i};
+  const auto* list = std::get_if<inventory::IntList>(&v);
+  if (!list) return std::nullopt;
+  inventory::IntList set = *list;
+  std::sort(set.begin(), set.end());
+  set.erase(std::unique(set.begin(), set.end()), set.end());
+  return set;
+}
+
+inventory::IntList Intersection(const inventory::IntList& a, const inventory::IntList& b) {
+  inventory::IntList both;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
+  return both;
 }
 
 bool ConstraintCovers(const Constraint& c, const Choice& choice) {
@@ -173,13 +193,15 @@ class Allocator {
       const std::string& key = c->match_attribute.empty() ? c->distinct_attribute : c->match_attribute;
       const auto* mine = Attr(d, key);
       if (!mine) return false;  // a constrained device must carry the attribute
+      std::vector<const inventory::AttributeValue*> values{mine};
       for (std::size_t k = 0; k < chosen_.size(); ++k) {
         if (!ConstraintCovers(*c, *chosen_choice_[k])) continue;
         const auto* other = Attr(*devices_[chosen_[k].second], key);
         if (!other) return false;
-        bool equal = *other == *mine;
-        if (c->match_attribute.empty() ? equal : !equal) return false;
+        if (c->match_attribute.empty() && !AttributeValuesDistinct(*other, *mine)) return false;
+        values.push_back(other);
       }
+      if (!c->match_attribute.empty() && !AttributeValuesMatch(values)) return false;
     }
     return true;
   }
@@ -309,6 +331,28 @@ class Allocator {
 };
 
 }  // namespace
+
+bool AttributeValuesMatch(const std::vector<const inventory::AttributeValue*>& values) {
+  if (values.empty()) return true;
+  std::optional<inventory::IntList> common = IntegerSet(*values[0]);
+  for (const auto* value : values) {
+    if (!common) {
+      if (!(*value == *values[0])) return false;
+      continue;
+    }
+    auto set = IntegerSet(*value);
+    if (!set) return false;
+    common = Intersection(*common, *set);
+    if (common->empty()) return false;
+  }
+  return true;
+}
+
+bool AttributeValuesDistinct(const inventory::AttributeValue& a, const inventory::AttributeValue& b) {
+  auto x = IntegerSet(a), y = IntegerSet(b);
+  if (!x || !y) return !(a == b);
+  return Intersection(*x, *y).empty();
+}
 
 const std::vector<DeviceClass>& WellKnownDeviceClasses() {
   static const std::vector<DeviceClass> kClasses{

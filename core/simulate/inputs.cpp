@@ -25,38 +25,82 @@ std::vector<YAML::Node> LoadDocuments(std::string_view text, std::string_view wh
   try {
     return YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
-    throw InputError(std::string(what) + ": invalid YAML/JSON at line " + std::to_string(e.mark.line + 1) +
-                     ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
+    throw InputError((what.empty() ? std::string() : std::string(what) + ": ") + "invalid YAML/JSON at line " +
+                     std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1) + ": " +
+                     e.msg);
   }
 }
 
-// Calls `visit` for every object of one of `kinds`, unwrapping List objects.
-void ForEachObject(std::string_view text, std::string_view what, const std::vector<std::string>& kinds,
-                   const std::function<void(const YAML::Node&, const std::string& label)>& visit) {
+// What ForEachObject saw besides the objects it visited.
+struct WalkStats {
+  int documents = 0;    // non-empty YAML documents
+  int matched = 0;      // objects of the wanted kinds (List items included)
+  int empty_lists = 0;  // List objects without items
+  std::vector<std::string> others;  // the skipped objects, "DeviceClass gpu.nvidia.com"
+};
+
+std::string NameOf(const YAML::Node& obj) {
+  std::string name = At(obj, {"metadata", "name"}).as<std::string>("");
+  if (name.empty()) name = At(obj, {"metadata", "generateName"}).as<std::string>("");
+  return name;
+}
+
+// Calls `visit` for every object of one of `kinds`, unwrapping lists: a
+// `kind: List` (what kubectl prints; items carry their own kind), a typed
+// `<Kind>List` (an API LIST response; items may omit kind and apiVersion)
+// and a document that is an array of objects.
+WalkStats ForEachObject(std::string_view text, std::string_view what, const std::vector<std::string>& kinds,
+                        const std::function<void(const YAML::Node&, const std::string& label)>& visit) {
+  const std::string prefix = what.empty() ? std::string() : std::string(what) + ": ";
+  WalkStats stats;
+  std::function<void(const YAML::Node&, const std::string&, const std::string&)> walk =
+      [&](const YAML::Node& doc, const std::string& implied_kind, const std::string& where) {
+        if (!doc || doc.IsNull()) return;
+        if (!doc.IsMap()) throw InputError(prefix + where + " is not an object");
+        std::string kind = doc["kind"] && doc["kind"].IsScalar() ? doc["kind"].as<std::string>() : "";
+        if (kind.empty()) kind = implied_kind;
+        const bool is_list = kind.size() >= 4 && kind.compare(kind.size() - 4, 4, "List") == 0;
+        if (is_list) {
+          const YAML::Node items = doc["items"];
+          if (items && !items.IsNull() && !items.IsSequence())
+            throw InputError(prefix + where + ": items is not a list");
+          if (!items || items.size() == 0) {
+            ++stats.empty_lists;
+            return;
+          }
+          const std::string item_kind = kind.substr(0, kind.size() - 4);
+          for (std::size_t i = 0; i < items.size(); ++i)
+            walk(items[i], item_kind, where + " items[" + std::to_string(i) + "]");
+          return;
+        }
+        std::string name = NameOf(doc);
+        if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+          stats.others.push_back(kind.empty() ? "an object without kind (" + where + ")"
+                                              : kind + (name.empty() ? "" : " " + name));
+          return;
+        }
+        ++stats.matched;
+        std::string label = kind + " " + (name.empty() ? "(" + where + ")" : name);
+        try {
+          visit(doc, label);
+        } catch (const YAML::Exception& e) {
+          throw InputError(label + ": " + e.msg);
+        }
+      };
   std::vector<YAML::Node> docs = LoadDocuments(text, what);
-  int index = 0;
-  std::function<void(const YAML::Node&)> walk = [&](const YAML::Node& doc) {
-    ++index;
-    if (!doc || doc.IsNull()) return;
-    if (!doc.IsMap()) throw InputError(std::string(what) + ": document " + std::to_string(index) + " is not an object");
-    std::string kind = doc["kind"] ? doc["kind"].as<std::string>("") : "";
-    if (kind.size() > 4 && kind.substr(kind.size() - 4) == "List") {
-      if (doc["items"] && doc["items"].IsSequence()) {
-        for (const auto& item : doc["items"]) walk(item);
-      }
-      return;
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    const YAML::Node& doc = docs[i];
+    if (!doc || doc.IsNull()) continue;
+    ++stats.documents;
+    const std::string where = "document " + std::to_string(i + 1);
+    if (!doc.IsSequence()) {
+      walk(doc, "", where);
+      continue;
     }
-    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) return;
-    std::string name = At(doc, {"metadata", "name"}).as<std::string>("");
-    if (name.empty()) name = At(doc, {"metadata", "generateName"}).as<std::string>("");
-    std::string label = kind + " " + (name.empty() ? "#" + std::to_string(index) : name);
-    try {
-      visit(doc, label);
-    } catch (const YAML::Exception& e) {
-      throw InputError(label + ": " + e.msg);
-    }
-  };
-  for (const auto& doc : docs) walk(doc);
+    // A bare array of objects (`jq .items`).
+    for (std::size_t j = 0; j < doc.size(); ++j) walk(doc[j], "", where + " [" + std::to_string(j) + "]");
+  }
+  return stats;
 }
 
 std::string Str(const YAML::Node& n, const std::string& label, const std::string& field) {
@@ -88,7 +132,8 @@ void ParseDevice(const YAML::Node& node, const std::string& driver, const std::s
       else if (v["int"]) d.attributes[key] = v["int"].as<int64_t>();
       else if (v["bool"]) d.attributes[key] = v["bool"].as<bool>();
       else if (v["version"]) d.attributes[key] = inventory::SemVer{v["version"].as<std::string>()};
-      // List-typed attributes (ints, strings, ...; alpha) are not modelled.
+      else if (v["ints"]) d.attributes[key] = v["ints"].as<inventory::IntList>();
+      // The other list kinds (strings, bools, versions; alpha) are not modelled.
     }
   }
   if (const auto caps = body["capacity"]; caps && caps.IsMap()) {
@@ -191,20 +236,39 @@ std::vector<SliceDevice> FromInventory(const std::vector<inventory::Device>& dev
   return out;
 }
 
-std::vector<SliceDevice> ParseResourceSlices(std::string_view yaml) {
-  std::vector<SliceDevice> out;
-  ForEachObject(yaml, "ResourceSlices", {"ResourceSlice"}, [&](const YAML::Node& doc, const std::string& label) {
-    const YAML::Node spec = doc["spec"];
-    if (!spec) throw InputError(label + ": no spec");
-    std::string driver = Str(spec["driver"], label, "spec.driver");
-    if (driver.empty()) throw InputError(label + ": spec.driver is required");
-    std::string pool = Str(At(spec, {"pool", "name"}), label, "spec.pool.name");
-    for (const auto& dev : At(spec, {"devices"})) ParseDevice(dev, driver, pool, label, out);
-  });
-  std::sort(out.begin(), out.end(), [](const SliceDevice& a, const SliceDevice& b) {
+SliceInput ReadResourceSlices(std::string_view text, std::string_view source) {
+  SliceInput in;
+  WalkStats stats;
+  try {
+    stats = ForEachObject(text, "", {"ResourceSlice"}, [&](const YAML::Node& doc, const std::string& label) {
+      const YAML::Node spec = doc["spec"];
+      if (!spec || !spec.IsMap()) throw InputError(label + ": no spec");
+      std::string driver = Str(spec["driver"], label, "spec.driver");
+      if (driver.empty()) throw InputError(label + ": spec.driver is required");
+      std::string pool = Str(At(spec, {"pool", "name"}), label, "spec.pool.name");
+      std::string node = Str(spec["nodeName"], label, "spec.nodeName");
+      const YAML::Node devices = spec["devices"];
+      if (devices && !devices.IsNull() && !devices.IsSequence())
+        throw InputError(label + ": spec.devices is not a list");
+      std::size_t first = in.devices.size();
+      for (const auto& dev : devices) ParseDevice(dev, driver, pool, label, in.devices);
+      for (std::size_t i = first; i < in.devices.size(); ++i) in.devices[i].node_name = node;
+    });
+  } catch (const InputError& e) {
+    throw InputError(source.empty() ? std::string(e.what()) : std::string(source) + ": " + e.what());
+  }
+  in.documents = stats.documents;
+  in.slices = stats.matched;
+  in.empty_lists = stats.empty_lists;
+  in.others = std::move(stats.others);
+  std::sort(in.devices.begin(), in.devices.end(), [](const SliceDevice& a, const SliceDevice& b) {
     return std::tie(a.driver, a.pool, a.name) < std::tie(b.driver, b.pool, b.name);
   });
-  return out;
+  return in;
+}
+
+std::vector<SliceDevice> ParseResourceSlices(std::string_view yaml) {
+  return ReadResourceSlices(yaml).devices;
 }
 
 std::vector<DeviceClass> ParseDeviceClasses(std::string_view yaml) {

@@ -4,7 +4,8 @@
 //
 // Offers (for `dranetctl simulate` and `dranetctl templates`):
 //   * parsing of ResourceClaimTemplates (and ResourceClaims), DeviceClasses
-//     and other drivers' ResourceSlices from YAML or JSON, multi-document;
+//     and other drivers' ResourceSlices from YAML or JSON: multi-document,
+//     `kind: List` as kubectl prints it, or an API LIST response;
 //   * Simulate(): each template's requests (exactly / firstAvailable,
 //     count, allocationMode All) and matchAttribute/distinctAttribute
 //     constraints, allocated by a small deterministic backtracking search
@@ -46,6 +47,7 @@ struct SliceDevice {
   std::string name;    // "pci-0101-00-00-0", "gpu-0"
   inventory::Attributes attributes;  // qualified keys ("gpu.nvidia.com/type")
   cel::Capacity capacity;            // qualified keys -> Quantity strings
+  std::string node_name;             // the slice's spec.nodeName; "" when not bound to one node
   // For our own devices: the host facts behind the pod view. Borrowed from
   // the vector passed to FromInventory(); null for other drivers' devices.
   const inventory::Device* ours = nullptr;
@@ -55,9 +57,27 @@ struct SliceDevice {
 std::vector<SliceDevice> FromInventory(const std::vector<inventory::Device>& devices,
                                        std::string_view node_name);
 
-// Devices of ResourceSlice objects (a single object, a List, or several
-// YAML documents; JSON is YAML). Bare attribute names are qualified with the
-// slice's driver. Devices come back sorted by (driver, pool, name).
+// ResourceSlice objects as read, with what else the text held, so that a
+// caller can tell an empty or wrong input from a node without devices.
+struct SliceInput {
+  std::vector<SliceDevice> devices;  // sorted by (driver, pool, name)
+  int documents = 0;    // non-empty YAML documents
+  int slices = 0;       // ResourceSlice objects, list items included
+  int empty_lists = 0;  // lists without items (`kubectl get` that found nothing)
+  std::vector<std::string> others;  // objects of other kinds, "DeviceClass gpu.nvidia.com"
+};
+
+// ResourceSlices in the shapes kubectl and the API give them: single
+// objects in one or several YAML documents; a `kind: List` (`kubectl get
+// resourceslices -o yaml` or `-o json`; JSON is YAML); a ResourceSliceList
+// (an API LIST response, whose items may lack kind); an array of objects.
+// Objects of other kinds are counted in `others` and skipped. Bare attribute
+// names are qualified with the slice's driver. Finding no slice is not an
+// error here; a syntax error or a malformed slice throws InputError, whose
+// message starts with `source` (when not empty).
+SliceInput ReadResourceSlices(std::string_view text, std::string_view source = "ResourceSlices");
+
+// ReadResourceSlices(yaml).devices.
 std::vector<SliceDevice> ParseResourceSlices(std::string_view yaml);
 
 struct DeviceClass {
@@ -169,6 +189,15 @@ std::vector<TemplateResult> Simulate(const std::vector<ClaimTemplate>& templates
 // The pod view of an allocation (only our devices contribute).
 PodView PodViewOf(const std::vector<AllocatedDevice>& allocation);
 
+// matchAttribute / distinctAttribute on one attribute's values, with the set
+// semantics Kubernetes gives them for list attributes (DRAListTypeAttributes):
+// an int is the set {i}, an int list the set of its items; values match when
+// all their sets share an item, and are distinct when two share none. A NIC
+// whose numaNode is [1, 0, 2] thus matches a GPU on NUMA node 1 (and one on
+// node 0). Other kinds compare as before: same kind and value.
+bool AttributeValuesMatch(const std::vector<const inventory::AttributeValue*>& values);
+bool AttributeValuesDistinct(const inventory::AttributeValue& a, const inventory::AttributeValue& b);
+
 struct AlignedTemplateOptions {
   std::string nic_class = "dranet.net";  // DeviceClass of our NICs
   std::string namespace_name;            // metadata.namespace, omitted when empty
@@ -188,10 +217,11 @@ struct AlignedTemplate {
 // For each GPU in `gpus` (devices whose driver is not dra.net), the NICs
 // closest to it: our `<vendor>.dra.net/nearestGpu` attribute naming its
 // pciBusID first, then a shared resource.kubernetes.io/pcieRoot, then the
-// same NUMA node (resource.kubernetes.io/numaNode or dra.net/numaNode).
-// The templates select the GPU by pciBusID (or name) and the NICs by
-// rdmaDevice/ifName/pciAddress, and add a matchAttribute constraint on each
-// attribute both sides carry with equal values.
+// same NUMA node (resource.kubernetes.io/numaNode or dra.net/numaNode; of
+// a list, its first item, the device's own node). The templates select the
+// GPU by pciBusID (or name) and the NICs by rdmaDevice/ifName/pciAddress,
+// and add a matchAttribute constraint on each attribute all of them carry
+// with values that match (AttributeValuesMatch).
 std::vector<AlignedTemplate> GenerateAlignedTemplates(const std::vector<inventory::Device>& ours,
                                                       const std::vector<SliceDevice>& gpus,
                                                       const AlignedTemplateOptions& options = {});

@@ -194,6 +194,15 @@ void WritePlan(Writer& w, const ClaimPlan& p) {
       Str(w, "pciAddress", r.pci_address);
     });
   }
+  if (!p.published_attributes.empty()) {
+    w.Key("publishedAttributes");
+    w.StartObject();
+    for (const auto& [device, json] : p.published_attributes) {
+      w.Key(device.c_str(), static_cast<rapidjson::SizeType>(device.size()));
+      w.RawValue(json.data(), json.size(), rapidjson::kObjectType);
+    }
+    w.EndObject();
+  }
   w.EndObject();
 }
 
@@ -415,6 +424,17 @@ ClaimPlan ReadPlan(const rapidjson::Value& o, const std::string& where) {
     for (const auto& r : GetArr(o, here, "profiles").GetArray())
       p.profiles.push_back({GetStr(r, w, "device"), GetStr(r, w, "profile"), GetStr(r, w, "config"),
                             GetStr(r, w, "macAddress"), GetStr(r, w, "pciAddress")});
+  }
+  if (o.HasMember("publishedAttributes")) {
+    const auto& published = o["publishedAttributes"];
+    if (!published.IsObject()) Bad(here, "publishedAttributes", "an object");
+    for (const auto& entry : published.GetObject()) {
+      if (!entry.value.IsObject()) Bad(here + ".publishedAttributes", entry.name.GetString(), "an object");
+      rapidjson::StringBuffer text;
+      rapidjson::Writer<rapidjson::StringBuffer> writer(text);
+      entry.value.Accept(writer);
+      p.published_attributes.emplace(entry.name.GetString(), text.GetString());
+    }
   }
   return p;
 }

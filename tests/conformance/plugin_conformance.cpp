@@ -120,6 +120,7 @@ std::string RunAll(const fs::path& host_root, dranet::Logger& logger) {
       std::visit([&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, dranet::inventory::SemVer>) out << x.value;
+        else if constexpr (std::is_same_v<T, dranet::inventory::IntList>) out << dranet::inventory::FormatIntList(x);
         else out << x;
       }, v);
       out << "\n";

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The binaries' build contract: versions, default plugin directory found from
-# the build tree, a clear one-line error for a missing plugin directory.
+# the build tree, a clear one-line error for a missing plugin directory; the
+# ResourceSlice files dranetctl simulate/templates read.
 set -euo pipefail
 build=$1
 "$build/bin/dranetd" --version | grep -Eq '^dranetd [0-9]+\.[0-9]+\.[0-9]+ \(driver dra.net, plugin ABI 1\.2\)$'
@@ -14,4 +15,101 @@ grep -q 'rejected .*plugin directory /nonexistent/plugins does not exist' <<<"$o
 log=$("$build/bin/dranetd" --once --publish=false --metrics-address=off --host-root / --plugin-dir /nonexistent/plugins 2>&1)
 grep -q 'plugin directory /nonexistent/plugins does not exist' <<<"$log"
 grep -q '"flags" --host-root="/" .*--publish="false"' <<<"$log"
+
+# --gpu-slices of `simulate` and `templates`: the listings users have
+# (tests/data/resourceslices/), and a clear error, never "0 match", for a
+# file that yields no device.
+src=$(cd "$(dirname "$0")/../.." && pwd)
+ctl="$build/bin/dranetctl"
+node="$src/tests/nodes/nd-gb300-v6"
+slices="$src/tests/data/resourceslices"
+claims="$src/packaging/examples/nd-gb300-v6/claim-templates.yaml"
+tmp=$(mktemp -d)
+trap 'chmod -R u+rwx "$tmp"; rm -rf "$tmp"' EXIT
+fail() { echo "cli: $*" >&2; exit 1; }
+# templates with $1 and simulate with $2 (default $1): 4 templates, all 4 allocated.
+slices_ok() {
+  local file=$1 out
+  out=$("$ctl" templates --host-root "$node" --gpu-slices "$file" 2>"$tmp/err") || fail "templates $file: $(cat "$tmp/err")"
+  [[ $(grep -c '^kind: ResourceClaimTemplate$' <<<"$out") == 4 ]] || fail "templates $file: $out"
+  grep -q 'pciBusID == \\"0019:06:00.0\\"' <<<"$out" || fail "templates $file: no gpu-3: $out"
+  file=${2:-$1}
+  out=$("$ctl" simulate --host-root "$node" -f "$claims" --gpu-slices "$file" 2>"$tmp/err") ||
+    fail "simulate $file: rc=$? $out $(cat "$tmp/err")"
+  [[ $(grep -c ': allocated$' <<<"$out") == 4 ]] || fail "simulate $file: $out"
+}
+# kubectl get resourceslices -o yaml / -o json of two nodes, dranet's slices included.
+slices_ok "$slices/kubectl-get-resourceslices.yaml"
+grep -q 'using 4 devices, skipped 8 dra.net devices .* and 4 devices of other nodes' "$tmp/err" || fail "$(cat "$tmp/err")"
+slices_ok "$slices/kubectl-get-resourceslices.json"
+# DRANET's own example (kind: List), through a pipe.
+slices_ok <(cat "$slices/dranet-aks-gb300-gpu.yaml") <(cat "$slices/dranet-aks-gb300-gpu.yaml")
+# Multi-document YAML: a comment, an empty document, the packaged example.
+{ echo '# GPU slices'; echo '---'; echo '---'; cat "$src/packaging/examples/nd-gb300-v6/gpu-resourceslices.yaml"; echo '---'; } >"$tmp/multi.yaml"
+slices_ok "$tmp/multi.yaml"
+# Slices of two nodes, neither of them this one.
+"$ctl" templates --host-root "$node" --node-name other-node --gpu-slices "$slices/kubectl-get-resourceslices.yaml" \
+  >/dev/null 2>"$tmp/err" && fail "two other nodes accepted"
+grep -q 'slices of 2 nodes (aks-gpu-45139532-vmss000081, aks-gpu-45139532-vmss000082) but none of this node (other-node)' \
+  "$tmp/err" || fail "$(cat "$tmp/err")"
+
+# FILE and the one-line message it must give, from both subcommands.
+: >"$tmp/empty.yaml"
+printf '# only a comment\n---\n' >"$tmp/comments.yaml"
+printf 'apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: ""\n' >"$tmp/empty-list.yaml"
+printf '{\n    "apiVersion": "v1",\n    "items": [],\n    "kind": "List",\n    "metadata": {\n        "resourceVersion": ""\n    }\n}\n' >"$tmp/empty-list.json"
+printf 'kind: ResourceSlice\nmetadata: {name: s}\nspec: {driver: gpu.nvidia.com, pool: {name: n}, devices: []}\n' >"$tmp/no-devices.yaml"
+printf 'kind: ResourceSlice\nspec: {driver: gpu.nvidia.com\n' >"$tmp/broken.yaml"
+# The first item of the listing: dranet's own slice.
+awk '/^- apiVersion/{n++} n==1' "$slices/kubectl-get-resourceslices.yaml" >"$tmp/item.txt"
+{ echo 'apiVersion: v1'; echo 'items:'; cat "$tmp/item.txt"; echo 'kind: List'; echo 'metadata:'; echo '  resourceVersion: ""'; } >"$tmp/dranet-only.yaml"
+mkdir "$tmp/dir" "$tmp/locked"
+cp "$slices/dranet-aks-gb300-gpu.yaml" "$tmp/locked/unreadable.yaml"
+chmod 000 "$tmp/locked/unreadable.yaml"
+cases=(
+  "$tmp/empty.yaml|no ResourceSlice objects in it (empty file)"
+  "$tmp/comments.yaml|no ResourceSlice objects in it (no YAML documents, only comments)"
+  "$tmp/empty-list.yaml|no ResourceSlice objects in it (an empty list)"
+  "$tmp/empty-list.json|no ResourceSlice objects in it (an empty list)"
+  "$claims|no ResourceSlice objects in it (found ResourceClaimTemplate 1nic-aligned, ResourceClaimTemplate 2nic-aligned, ResourceClaimTemplate 1nic-unaligned and 1 more)"
+  "$tmp/no-devices.yaml|1 ResourceSlice object but no devices in them"
+  "$tmp/dranet-only.yaml|only dra.net devices in it (4)"
+  "$tmp/broken.yaml|invalid YAML/JSON at line 3, column 1"
+  "$tmp/missing.yaml|cannot read: No such file or directory"
+  "$tmp/dir|cannot read: Is a directory"
+)
+# root reads any file: as root, the permission case runs as nobody (when
+# nobody can run dranetctl from this build tree at all).
+as=()
+if [[ $(id -u) == 0 ]]; then
+  as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  chmod 711 "$tmp" "$tmp/locked"
+  "${as[@]}" "$ctl" version >/dev/null 2>&1 || as=(skip)
+fi
+[[ ${as[0]:-} != skip ]] && cases+=("$tmp/locked/unreadable.yaml|cannot read: Permission denied")
+for c in "${cases[@]}"; do
+  file=${c%%|*} want="dranetctl: --gpu-slices $file: ${c#*|}"
+  run=()
+  [[ $file == */unreadable.yaml ]] && run=("${as[@]}")
+  for cmd in templates "simulate -f $claims"; do
+    rc=0
+    # shellcheck disable=SC2086
+    out=$(${run[@]+"${run[@]}"} "$ctl" $cmd --host-root "$node" --gpu-slices "$file" 2>"$tmp/err") || rc=$?
+    [[ $rc == 1 ]] || fail "$cmd --gpu-slices $file: rc=$rc, want 1"
+    [[ -z $out ]] || fail "$cmd --gpu-slices $file printed: $out"
+    grep -qF -- "$want" "$tmp/err" || fail "$cmd --gpu-slices $file: want '$want', got: $(cat "$tmp/err")"
+  done
+done
+
+# --feature-gates as dranetd takes it: DRAListTypeAttributes=true shows numaNode in list form.
+out=$("$ctl" inspect --host-root "$node" -o json) || fail "inspect -o json"
+grep -qF '"resource.kubernetes.io/numaNode":{"int":1}' <<<"$out" || fail "inspect: numaNode not an int: $out"
+out=$("$ctl" inspect --host-root "$node" -o json --feature-gates=DRAListTypeAttributes=true) ||
+  fail "inspect --feature-gates=DRAListTypeAttributes=true"
+grep -qF '"resource.kubernetes.io/numaNode":{"ints":[1]}' <<<"$out" || fail "inspect: numaNode not a list: $out"
+grep -qF '"dra.net/numaNode":{"int":1}' <<<"$out" || fail "inspect: dra.net/numaNode not an int: $out"
+rc=0
+"$ctl" inspect --host-root "$node" --feature-gates=NoSuchGate=true >/dev/null 2>"$tmp/err" || rc=$?
+[[ $rc == 1 ]] && grep -q 'unrecognized feature gate: NoSuchGate' "$tmp/err" ||
+  fail "inspect --feature-gates=NoSuchGate=true: rc=$rc $(cat "$tmp/err")"
 echo "cli: ok"

@@ -28,9 +28,15 @@ log=$("$dranetd" "${dranet_flags[@]}" --once --publish=false --kubelet-plugin=fa
   { echo "$log"; exit 1; }
 grep -q '"cloud provider hint" hint="NONE" plugin="none"' <<<"$log" || { echo "$log"; exit 1; }
 grep -q "checkpointed in its directory\" dir=\"$state\"" <<<"$log" || { echo "$log"; exit 1; }
+# DRAListTypeAttributes is implemented: accepted, with a line saying the control plane needs it too.
+log=$("$dranetd" --feature-gates=DRAListTypeAttributes=true "${offline[@]}" 2>&1) || { echo "$log"; exit 1; }
+grep -q 'control plane needs the gate DRAListTypeAttributes too' <<<"$log" || { echo "$log"; exit 1; }
+log=$("$dranetd" --feature-gates=PersistentResourceSliceAttributes=true "${offline[@]}" 2>&1) || { echo "$log"; exit 1; }
+grep -q 'feature gate PersistentResourceSliceAttributes: an allocated device keeps publishing' <<<"$log" ||
+  { echo "$log"; exit 1; }
 # Refused with one clear line, never silently ignored.
 for bad in "--inventory-max-poll-interval=5x" "--feature-gates=NoSuchGate=true" "--cloud-provider-hint=nimbus" \
-           "--feature-gates=PersistentResourceSliceAttributes=true"; do
+           "--feature-gates=PersistentResourceSliceAttributes=maybe"; do
   if out=$("$dranetd" "$bad" "${offline[@]}" 2>&1); then echo "accepted $bad: $out"; exit 1; fi
   [[ $(grep -c '^E' <<<"$out") -ge 1 ]] || { echo "no error line for $bad: $out"; exit 1; }
 done

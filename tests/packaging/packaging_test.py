@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
-"""Checks dranet's manifests, chart and values against their one source and against dranetd.
+"""Checks dranet's manifests, chart and values against their one source, against dranetd
+and against the Kubernetes API's OpenAPI schema.
 
   packaging_test.py --source REPO --dranetd PATH/TO/dranetd
 
-Python stdlib only (CI's Debian python3). Each check prints what it found; the exit code
-is 1 when any check fails.
+Needs PyYAML and jsonschema (Debian python3-yaml, python3-jsonschema; scripts/setup.sh).
+Each check prints what it found; the exit code is 1 when any check fails.
 """
 import argparse
+import copy
 import json
 import os
 import re
 import subprocess
 import sys
+
+import jsonschema
+import yaml
 
 FAILURES = []
 
@@ -23,54 +28,55 @@ def check(ok, message):
     return ok
 
 
-# ---------------------------------------------------------------- JSON schema subset
+# ---------------------------------------------------------------- schemas
 
-def validate(schema, value, path="values"):
-    """The draft-07 keywords values.schema.json uses: type, properties, required,
-    additionalProperties (bool or schema), items, enum, pattern, minLength, minimum,
-    maximum. Returns a list of problems."""
-    problems = []
-    types = schema.get("type")
-    if types is not None:
-        types = types if isinstance(types, list) else [types]
-        kinds = {
-            "object": isinstance(value, dict), "array": isinstance(value, list),
-            "string": isinstance(value, str), "boolean": isinstance(value, bool),
-            "integer": isinstance(value, int) and not isinstance(value, bool),
-            "number": isinstance(value, (int, float)) and not isinstance(value, bool),
-            "null": value is None,
-        }
-        if not any(kinds[t] for t in types):
-            return ["%s: %r is not of type %s" % (path, value, "/".join(types))]
-    if "enum" in schema and value not in schema["enum"]:
-        problems.append("%s: %r is not one of %s" % (path, value, schema["enum"]))
-    if isinstance(value, str):
-        if "pattern" in schema and not re.search(schema["pattern"], value):
-            problems.append("%s: %r does not match %s" % (path, value, schema["pattern"]))
-        if len(value) < schema.get("minLength", 0):
-            problems.append("%s: %r is shorter than %d" % (path, value, schema["minLength"]))
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            problems.append("%s: %r < %r" % (path, value, schema["minimum"]))
-        if "maximum" in schema and value > schema["maximum"]:
-            problems.append("%s: %r > %r" % (path, value, schema["maximum"]))
-    if isinstance(value, dict):
-        props = schema.get("properties", {})
-        for key in schema.get("required", []):
-            if key not in value:
-                problems.append("%s: missing required key %s" % (path, key))
-        extra = schema.get("additionalProperties", True)
-        for key, item in value.items():
-            if key in props:
-                problems += validate(props[key], item, "%s.%s" % (path, key))
-            elif extra is False:
-                problems.append("%s: unknown key %s" % (path, key))
-            elif isinstance(extra, dict):
-                problems += validate(extra, item, "%s.%s" % (path, key))
-    if isinstance(value, list) and "items" in schema:
-        for i, item in enumerate(value):
-            problems += validate(schema["items"], item, "%s[%d]" % (path, i))
-    return problems
+def schema_problems(validator, value, path):
+    """Every way value breaks the validator's schema, one "path: message" line each."""
+    return ["%s: %s" % (".".join([path] + [str(p) for p in error.absolute_path]), error.message)
+            for error in validator.iter_errors(value)]
+
+
+def resource_validators(openapi_path):
+    """kind -> validator of every resource.k8s.io/v1 kind in the API's OpenAPI document.
+
+    The document lists each object's fields without saying that others are refused, yet the
+    API server refuses unknown fields of its own types (strict field validation): every
+    object schema that lists properties is closed here. Free-form objects (RawExtension,
+    the opaque driver parameters) list none and stay open."""
+    with open(openapi_path, encoding="utf-8") as f:
+        components = json.load(f)["components"]
+
+    def close(node):
+        if isinstance(node, dict):
+            if node.get("type") == "object" and "properties" in node and "additionalProperties" not in node:
+                node["additionalProperties"] = False
+            for value in node.values():
+                close(value)
+        elif isinstance(node, list):
+            for value in node:
+                close(value)
+
+    closed = copy.deepcopy(components)
+    close(closed)
+    validators = {}
+    for name, schema in components["schemas"].items():
+        for gvk in schema.get("x-kubernetes-group-version-kind", []):
+            if (gvk["group"], gvk["version"]) == ("resource.k8s.io", "v1"):
+                # OpenAPI 3.0 schemas are JSON Schema draft 4 plus annotations; "$ref"s point
+                # into the document's components, which ride along in the root schema.
+                validators[gvk["kind"]] = jsonschema.Draft4Validator(
+                    {"components": closed, "allOf": [{"$ref": "#/components/schemas/" + name}]})
+    return validators
+
+
+def check_resource_object(validators, doc, where):
+    """A resource.k8s.io/v1 object validates against its kind's schema."""
+    validator = validators.get(doc.get("kind"))
+    if not check(validator is not None, "%s: resource.k8s.io/v1 has no kind %s" % (where, doc.get("kind"))):
+        return
+    problems = schema_problems(validator, doc, doc["kind"])
+    check(not problems, "%s: %s %s validates against the resource.k8s.io/v1 OpenAPI schema: %s" % (
+        where, doc["kind"], doc.get("metadata", {}).get("name"), problems))
 
 
 def schema_objects(schema, path="$"):
@@ -231,21 +237,24 @@ def main():
     packaging = os.path.join(args.source, "packaging")
     sys.path.insert(0, packaging)
     import render  # noqa: E402
-    import yamlsubset  # noqa: E402
+    validators = resource_validators(os.path.join(args.source, "tests", "data", "resource.k8s.io-v1.openapi.json"))
 
     # 1. No drift between the generated files and their source.
     out = subprocess.run([sys.executable, os.path.join(packaging, "render.py"), "--check"], capture_output=True, text=True)
     check(out.returncode == 0, "render.py --check: generated files match their source:\n" + out.stderr)
 
-    # 2. Every YAML file under packaging/ parses; every object is a Kubernetes object.
+    # 2. Every YAML file under packaging/ parses; every object is a Kubernetes object; every
+    #    resource.k8s.io/v1 object (DeviceClasses, example claim templates and slices) is
+    #    one the API server accepts: required fields present, no unknown field, types right.
     yaml_files = []
+    resource_kinds = []
     for dirpath, _, files in os.walk(packaging):
         yaml_files += [os.path.join(dirpath, f) for f in files if f.endswith((".yaml", ".yml")) and "templates" not in dirpath]
     for path in sorted(yaml_files):
         rel = os.path.relpath(path, args.source)
         try:
-            docs = yamlsubset.load_all(open(path, encoding="utf-8").read(), rel)
-        except yamlsubset.YamlError as e:
+            docs = render.read_yaml_all(path)
+        except yaml.YAMLError as e:
             check(False, "%s parses: %s" % (rel, e))
             continue
         check(docs, "%s holds at least one document" % rel)
@@ -255,7 +264,21 @@ def main():
             check(isinstance(doc, dict) and doc.get("apiVersion") and doc.get("kind") and
                   (doc.get("kind") == "Kustomization" or doc.get("metadata", {}).get("name")),
                   "%s: every document has apiVersion, kind and metadata.name" % rel)
-    print("parsed %d YAML files" % len(yaml_files))
+            if isinstance(doc, dict) and doc.get("apiVersion") == "resource.k8s.io/v1":
+                check_resource_object(validators, doc, rel)
+                resource_kinds.append(doc.get("kind"))
+    print("parsed %d YAML files; checked %d resource.k8s.io/v1 objects against the OpenAPI schema" % (
+        len(yaml_files), len(resource_kinds)))
+    for kind in ("DeviceClass", "ResourceClaimTemplate", "ResourceSlice"):
+        check(kind in resource_kinds, "packaging/ holds %s objects to check against the schema" % kind)
+    broken = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": 7},
+              "spec": {"selectors": [{"cel": {"expresion": "true"}}]}}
+    problems = schema_problems(validators["DeviceClass"], broken, "DeviceClass")
+    check(any("metadata.name" in p and "is not of type 'string'" in p for p in problems) and
+          any("'expresion' was unexpected" in p for p in problems) and
+          any("'expression' is a required property" in p for p in problems) and
+          schema_problems(validators["ResourceClaimTemplate"], {"kind": "ResourceClaimTemplate"}, "t"),
+          "the OpenAPI check rejects a wrong type, an unknown field and a missing field at depth (got %s)" % problems)
 
     # 3. values.schema.json: closed at every object level, and the values validate.
     schema = json.load(open(os.path.join(packaging, "helm", "dranet", "values.schema.json")))
@@ -264,13 +287,14 @@ def main():
             check(node.get("additionalProperties") is False, "schema %s: additionalProperties: false" % path)
         else:
             check("additionalProperties" in node, "schema %s: additionalProperties stated explicitly" % path)
+    values_validator = jsonschema.Draft7Validator(schema)
     defaults = render.default_values()
     for label, values in [("values.yaml", defaults)] + [("overlay %s" % c, render.cloud_values(c)) for c in render.CLOUDS]:
-        problems = validate(schema, values)
+        problems = schema_problems(values_validator, values, "values")
         check(not problems, "%s validates against values.schema.json: %s" % (label, problems))
     bad = render.merge(defaults, {"flags": {"no-such-flag": 1}, "image": {"tag": 7}})
-    problems = validate(schema, bad)
-    check(any("unknown key no-such-flag" in p for p in problems) and any("image.tag" in p for p in problems),
+    problems = schema_problems(values_validator, bad, "values")
+    check(any("'no-such-flag' was unexpected" in p for p in problems) and any("values.image.tag" in p for p in problems),
           "the schema checker rejects an unknown key and a wrong type (got %s)" % problems)
 
     # 4. Flags: every dranetd flag is exposed in values, every passed flag exists.
@@ -302,7 +326,7 @@ def main():
         ("overlay %s" % c, os.path.join(packaging, "deploy", "overlays", c, "rendered.yaml"), render.cloud_values(c))
         for c in render.CLOUDS]
     for label, path, values in manifests:
-        docs = yamlsubset.load_all(open(path, encoding="utf-8").read(), path)
+        docs = render.read_yaml_all(path)
         check_daemonset(label, docs, values)
         check_rbac(label, docs, values)
         check_device_classes(label, docs, values)

@@ -4,8 +4,9 @@
 #
 # Nothing is installed system-wide: the runtime comes from Debian packages that
 # are downloaded with a private apt configuration and unpacked with `dpkg -x`
-# into a cache directory, and every socket, state and data directory of the
-# daemon lives under a per-run directory. `stop` removes all of it again.
+# into a cache directory (scripts/debian_fetch.sh), and every socket, state
+# and data directory of the daemon lives under a per-run directory. `stop`
+# removes all of it again.
 #
 # Usage:
 #   runtime_env.sh fetch   CACHE_DIR                 download + unpack (exit 77: archive unreachable)
@@ -19,6 +20,9 @@ set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly SCRIPT_DIR
+# debian_fetch_current, debian_fetch: download and unpack Debian packages.
+# shellcheck source-path=SCRIPTDIR source=../../scripts/debian_fetch.sh
+source "${SCRIPT_DIR}/../../scripts/debian_fetch.sh"
 
 # Never keep a working directory inside a run directory: `stop` treats
 # processes whose cwd is under RUN_DIR as part of the run.
@@ -64,7 +68,6 @@ readonly SYSTEM_DIRS=(/run/containerd /run/containerd/s /run/containerd/fifo
 
 log() { printf 'runtime_env: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
-skip() { log "SKIP: $*"; exit 77; }
 
 abspath() { realpath -m -- "$1"; }
 
@@ -76,31 +79,9 @@ need_root() {
 # fetch
 # ---------------------------------------------------------------------------
 
-# apt-get with a configuration that only reads and writes under $APT_DIR:
-# its own sources list, no sources.list.d, no pinning, its own lists and
-# cache. The system's dpkg status is only read.
-apt_private() {
-    local sandbox=()
-    # As root apt drops to the _apt user for downloads, which then cannot
-    # write into a private directory owned by root.
-    [[ ${EUID} -eq 0 ]] && sandbox=(-o APT::Sandbox::User=root)
-    apt-get -q \
-        -o Dir::Etc::sourcelist="${APT_DIR}/sources.list" \
-        -o Dir::Etc::sourceparts="${APT_DIR}/empty" \
-        -o Dir::Etc::preferences="${APT_DIR}/empty/preferences" \
-        -o Dir::Etc::preferencesparts="${APT_DIR}/empty" \
-        -o Dir::State::Lists="${APT_DIR}/lists" \
-        -o Dir::Cache="${APT_DIR}/cache" \
-        -o APT::Get::List-Cleanup=0 \
-        -o Acquire::Languages=none \
-        -o Acquire::Retries=2 \
-        -o Acquire::http::Timeout=30 \
-        "${sandbox[@]}" "$@"
-}
-
 fetch_is_current() {
     local cache=$1 stamp=$2
-    [[ -f ${cache}/.fetch-stamp && "$(cat "${cache}/.fetch-stamp")" == "${stamp}" ]] || return 1
+    debian_fetch_current "${cache}" "${stamp}" || return 1
     local f
     for f in usr/bin/containerd usr/bin/containerd-shim-runc-v2 usr/bin/ctr usr/sbin/runc \
              usr/lib/cni/bridge usr/lib/cni/host-local usr/lib/cni/loopback bin/busybox; do
@@ -123,52 +104,11 @@ cmd_fetch() {
     if fetch_is_current "${cache}" "${stamp}"; then
         return 0
     fi
-
-    if ! command -v apt-get >/dev/null || ! command -v dpkg-deb >/dev/null; then
-        skip "apt-get/dpkg-deb not available (not a Debian system)"
-    fi
-    [[ -r ${DEBIAN_KEYRING} ]] || skip "${DEBIAN_KEYRING} missing (debian-archive-keyring)"
-
-    APT_DIR="${cache}/apt"
-    rm -rf "${APT_DIR}" "${cache}/debs" "${cache}/root.new" "${cache}/.fetch-stamp"
-    mkdir -p "${APT_DIR}/lists/partial" "${APT_DIR}/cache/archives/partial" \
-             "${APT_DIR}/empty" "${cache}/debs" "${cache}/root.new"
-    local suite
-    for suite in trixie bookworm; do
-        printf 'deb [signed-by=%s] %s %s main\n' "${DEBIAN_KEYRING}" "${DEBIAN_MIRROR}" "${suite}"
-    done >"${APT_DIR}/sources.list"
-
-    local aptlog="${cache}/apt.log"
-    if ! apt_private --error-on=any update >"${aptlog}" 2>&1; then
-        skip "cannot reach the Debian archive at ${DEBIAN_MIRROR}: $(grep -E '^(E|W|Err):' "${aptlog}" | head -n 1)"
-    fi
-    # A package that the (reachable) archive does not know is a real error,
-    # not a reason to skip.
-    local pkg
-    for pkg in "${PACKAGES[@]}"; do
-        apt_private download --print-uris "${pkg}" >>"${aptlog}" 2>&1 \
-            || die "the Debian archive has no ${pkg}; see ${aptlog}"
-    done
-    if ! (cd "${cache}/debs" && apt_private download "${PACKAGES[@]}") >>"${aptlog}" 2>&1; then
-        skip "cannot download from ${DEBIAN_MIRROR}: $(grep -E '^(E|W|Err):' "${aptlog}" | head -n 1)"
-    fi
-
-    local deb
-    : >"${cache}/versions.txt"
-    for deb in "${cache}"/debs/*.deb; do
-        dpkg-deb -x "${deb}" "${cache}/root.new"
-        # shellcheck disable=SC2016 # dpkg-deb expands these itself
-        dpkg-deb --showformat='${Package} ${Version}\n' -W "${deb}" >>"${cache}/versions.txt"
-    done
-    rm -rf "${cache}/root"
-    mv "${cache}/root.new" "${cache}/root"
+    # Exits 77 (skip) when the archive is unreachable, 1 when it lacks a package.
+    debian_fetch "${cache}" "${stamp}" "${PACKAGES[@]}"
     [[ -f ${cache}/root/${CRI_PROTO_IN_PACKAGE} ]] \
         || die "api.proto not at ${CRI_PROTO_IN_PACKAGE} in golang-github-kubernetes-cri-api-dev"
     cp "${cache}/root/${CRI_PROTO_IN_PACKAGE}" "${cache}/cri-api.proto"
-    # The package index is no longer needed (~40 MB); the .debs stay as a
-    # record of exactly what was unpacked.
-    rm -rf "${APT_DIR}"
-    printf '%s' "${stamp}" >"${cache}/.fetch-stamp"
     fetch_is_current "${cache}" "${stamp}" || die "unpacked packages lack expected binaries"
 }
 

@@ -187,7 +187,8 @@ typedef struct dranet_device {
   const char *driver;       /* bound kernel driver, e.g. "mlx5_core"; "" when none */
   uint32_t pci_vendor;      /* e.g. 0x15b3; 0 when not PCI */
   uint32_t pci_device;      /* e.g. 0x101e; 0 when not PCI */
-  const dranet_attr_t *attrs; /* attributes known so far (annotate) or to publish (discover) */
+  const dranet_attr_t *attrs; /* attributes known so far (annotate; list-valued ones are left
+                               * out) or to publish (discover) */
   uint32_t n_attrs;           /* number of entries in attrs */
   /* ABI 1.1+: append new members below this line only. */
 } dranet_device_t;

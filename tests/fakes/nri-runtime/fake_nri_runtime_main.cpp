@@ -4,7 +4,10 @@
 //
 //   fake-nri-runtime --socket /tmp/nri.sock
 //       --pod 3c7e...:default/train-0:/var/run/netns/pod0 [--pod ...]
-//       [--state-change-only] [--timeout-ms 2000] [--keep-running]
+//       [--state-change-only] [--timeout-ms 2000] [--keep-running] [--hold]
+//
+// --hold keeps the plugin connected after the pods, until SIGINT or SIGTERM:
+// a runtime that stays up, for tests of a long-running daemon.
 #include <CLI/CLI.hpp>
 
 #include <google/protobuf/util/json_util.h>
@@ -30,13 +33,21 @@ int main(int argc, char** argv) {
   int timeout_ms = 2000;
   int accept_ms = 30000;
   bool keep = false;
+  bool hold = false;
   app.add_option("--socket", options.socket_path, "NRI socket to listen on")->required();
   app.add_option("--pod", pods, "UID:NAMESPACE/NAME:NETNS_PATH (empty netns: hostNetwork)");
   app.add_flag("--state-change-only", options.state_change_only, "play a runtime with NRI <= 0.11");
   app.add_option("--timeout-ms", timeout_ms, "per-request deadline");
   app.add_option("--accept-timeout-ms", accept_ms, "how long to wait for the plugin");
   app.add_flag("--keep-running", keep, "do not stop the pods at the end");
+  app.add_flag("--hold", hold, "stay connected to the plugin until SIGINT or SIGTERM");
   CLI11_PARSE(app, argc, argv);
+  // Block the stop signals before any thread starts; --hold waits for one synchronously.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  if (hold) pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   options.request_timeout = std::chrono::milliseconds(timeout_ms);
 
   dranet::testing::FakeNriRuntime runtime(options);
@@ -79,6 +90,13 @@ int main(int argc, char** argv) {
     std::cout << "pod=" << pod.namespace_() << "/" << pod.name() << " CreateContainer " << Status(created)
               << " adjustment=" << json << std::endl;
     if (!created.ok()) ++failures;
+  }
+  if (hold) {
+    std::cout << "holding the plugin connection until SIGINT or SIGTERM" << std::endl;
+    int received = 0;
+    sigwait(&stop_signals, &received);
+    std::cout << "signal " << received << ": plugin connected=" << (runtime.plugin_connected() ? "yes" : "no")
+              << std::endl;
   }
   if (!keep) {
     for (const auto& pod : sandboxes) {

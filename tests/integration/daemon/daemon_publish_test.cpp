@@ -1,7 +1,8 @@
 // dranetd end to end: the real binary on the GB300 snapshot publishes its
 // ResourceSlices to the fake API server over HTTP, turns ready, serves
 // metrics, writes nothing at all on a restart with nothing changed, reports
-// a corrupt checkpoint as an Event on its Node, and shuts down cleanly on
+// a corrupt checkpoint as an Event on its Node, publishes numaNode as a list
+// under --feature-gates=DRAListTypeAttributes=true, and shuts down cleanly on
 // SIGTERM.
 #include <fcntl.h>
 #include <signal.h>
@@ -12,11 +13,15 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <iterator>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <thread>
 
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "fake_apiserver.h"
 #include "fake_kubelet.h"
@@ -152,7 +157,7 @@ class DaemonPublishTest : public ::testing::Test {
 
   std::vector<std::string> Args(std::vector<std::string> extra = {}) {
     std::vector<std::string> args{"--kubeconfig", (dir_ / "kubeconfig").string(), "--node-name", kNode,
-                                  "--host-root", std::string(DRANET_TEST_NODES_DIR) + "/nd-gb300-v6",
+                                  "--host-root", host_root_.string(),
                                   "--metrics-address", "127.0.0.1:0", "-v", "2",
                                   "--kubelet-root-dir", (dir_ / "kubelet").string(),
                                   "--state-dir", (dir_ / "state").string(), "--nri=false"};
@@ -176,6 +181,7 @@ class DaemonPublishTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  fs::path host_root_ = fs::path(DRANET_TEST_NODES_DIR) / "nd-gb300-v6";
   dranet::fakes::FakeApiServer api_;
   std::unique_ptr<dranet::fakes::FakeKubelet> kubelet_;
 };
@@ -271,6 +277,55 @@ TEST_F(DaemonPublishTest, PublishesGb300SliceAndIsQuietOnRestart) {
 // A checkpoint that cannot be read is moved aside, the daemon starts with no prepared claims,
 // and the user learns of it from a Warning Event on the Node. Node is cluster-scoped, so the
 // Event lives in "default" and names the Node with an empty namespace and the Node's uid.
+// A node that ran DRANET switches over: the image changes, the DaemonSet's
+// args and paths stay. DRANET's slice for the node (its own name, a stale
+// device, its pool generation) gives way to ours with a newer generation;
+// DRANET's bbolt file in the state directory is left as it was; a claim
+// DRANET prepared is unprepared without error when its pod ends.
+TEST_F(DaemonPublishTest, TakesTheNodeOverFromDranetSlicesStateAndPreparedClaims) {
+  const std::string slices = "/apis/resource.k8s.io/v1/resourceslices";
+  const std::string dranet_slice = kNode + "-dra.net-x7k2p";
+  api_.PutObject(slices, R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",)"
+                         R"("metadata":{"name":")" + dranet_slice + R"(","generateName":")" + kNode + R"(-dra.net-",)"
+                         R"("ownerReferences":[{"apiVersion":"v1","kind":"Node","name":")" + kNode +
+                             R"(","uid":"u","controller":true}]},)"
+                         R"("spec":{"driver":"dra.net","nodeName":")" + kNode + R"(",)"
+                         R"("pool":{"name":")" + kNode + R"(","generation":3,"resourceSliceCount":1},)"
+                         R"("devices":[{"name":"pci-0101-00-00-0","attributes":{"dra.net/rdma":{"bool":true}}},)"
+                         R"({"name":"pci-0109-00-00-0","attributes":{"dra.net/rdma":{"bool":true}}}]}})");
+  fs::create_directories(dir_ / "state");
+  const std::string bolt = "bbolt file of DRANET: pod configs, device snapshots";
+  std::ofstream(dir_ / "state/dranet.db") << bolt;
+
+  // DRANET's spellings for the node name and the state: --hostname-override, --db-path.
+  std::vector<std::string> args = Args();
+  for (const char* ours : {"--node-name", "--state-dir"}) {
+    auto at = std::find(args.begin(), args.end(), ours);
+    args.erase(at, at + 2);
+  }
+  args.insert(args.end(), {"--hostname-override", kNode, "--db-path", (dir_ / "state/dranet.db").string()});
+  Dranetd d(args);
+  ASSERT_NE(WaitForReady(d), 0);
+  EXPECT_FALSE(api_.GetObject(slices, dranet_slice)) << "DRANET's slice is gone";
+  const auto published = api_.ListObjects(slices);
+  ASSERT_EQ(published.size(), 1u);
+  rapidjson::Document ours;
+  ours.Parse(published[0].c_str());
+  EXPECT_STRNE(ours["metadata"]["name"].GetString(), dranet_slice.c_str());
+  EXPECT_GT(ours["spec"]["pool"]["generation"].GetInt64(), 3) << "the scheduler must see ours as the newer pool";
+  EXPECT_EQ(published[0].find("pci-0109-00-00-0"), std::string::npos) << "DRANET's stale device is not carried over";
+  EXPECT_NE(published[0].find("pci-0101-00-00-0"), std::string::npos);
+  std::ifstream kept(dir_ / "state/dranet.db");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>()), bolt);
+
+  // The pod DRANET prepared for ends: kubelet unprepares its claim here.
+  const auto unprepared = kubelet_->Unprepare("dra.net", dranet::fakes::DraApi::kV1,
+                                              {{"ml", "prepared-by-dranet", "0b6f9f1e-0000-4000-8000-000000000001"}});
+  ASSERT_EQ(unprepared.size(), 1u);
+  EXPECT_EQ(unprepared.begin()->second, "") << d.Log();
+  EXPECT_EQ(d.Terminate(), 0) << d.Log();
+}
+
 TEST_F(DaemonPublishTest, CorruptCheckpointIsAnEventOnTheNodeAndStartsAnyway) {
   fs::create_directories(dir_ / "state");
   std::ofstream(dir_ / "state/prepared-claims.json") << R"({"kind":"DranetCheckpoint","version":1,"bootId":")";
@@ -316,6 +371,67 @@ TEST_F(DaemonPublishTest, CorruptCheckpointIsAnEventOnTheNodeAndStartsAnyway) {
   EXPECT_EQ(posts[0].method, "POST");
   EXPECT_EQ(posts[0].target, "/api/v1/namespaces/default/events");
   EXPECT_EQ(posts[0].status, 201);
+  EXPECT_EQ(d.Terminate(), 0) << d.Log();
+}
+
+// Each device's value of attribute `key` in a published slice, as compact JSON.
+std::map<std::string, std::string> AttributeByDevice(const std::string& slice, const char* key) {
+  rapidjson::Document json;
+  json.Parse(slice.c_str());
+  std::map<std::string, std::string> out;
+  if (!json.IsObject() || !json.HasMember("spec") || !json["spec"]["devices"].IsArray()) {
+    ADD_FAILURE() << "not a slice: " << slice;
+    return out;
+  }
+  for (const auto& device : json["spec"]["devices"].GetArray()) {
+    auto it = device["attributes"].FindMember(key);
+    if (it == device["attributes"].MemberEnd()) continue;
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+    it->value.Accept(writer);
+    out[device["name"].GetString()] = buffer.GetString();
+  }
+  return out;
+}
+
+// --feature-gates=DRAListTypeAttributes=true on a GB300 node whose NUMA nodes 0 and 1 share a
+// socket (node<N>/distance added to a copy of the snapshot): resource.kubernetes.io/numaNode is
+// the device's node, then the other; dra.net/numaNode stays an int. Restarted without the gate,
+// the daemon puts the int back.
+TEST_F(DaemonPublishTest, ListTypeAttributesGatePublishesNumaNodeAsAList) {
+  host_root_ = dir_ / "node";
+  fs::copy(fs::path(DRANET_TEST_NODES_DIR) / "nd-gb300-v6", host_root_,
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  std::ofstream(host_root_ / "sys/devices/system/node/node0/distance") << "10 12\n";
+  std::ofstream(host_root_ / "sys/devices/system/node/node1/distance") << "12 10\n";
+  const std::map<std::string, std::string> legacy = {{"pci-0101-00-00-0", R"({"int":0})"},
+                                                     {"pci-0102-00-00-0", R"({"int":0})"},
+                                                     {"pci-0103-00-00-0", R"({"int":1})"},
+                                                     {"pci-0104-00-00-0", R"({"int":1})"}};
+  {
+    Dranetd d(Args({"--feature-gates=DRAListTypeAttributes=true"}));
+    ASSERT_NE(WaitForReady(d), 0);
+    auto slices = api_.ListObjects("/apis/resource.k8s.io/v1/resourceslices");
+    ASSERT_EQ(slices.size(), 1u);
+    EXPECT_NE(slices[0].find(R"("resource.kubernetes.io/numaNode":{"ints":[1,0]})"), std::string::npos) << slices[0];
+    EXPECT_EQ(AttributeByDevice(slices[0], "resource.kubernetes.io/numaNode"),
+              (std::map<std::string, std::string>{{"pci-0101-00-00-0", R"({"ints":[0,1]})"},
+                                                  {"pci-0102-00-00-0", R"({"ints":[0,1]})"},
+                                                  {"pci-0103-00-00-0", R"({"ints":[1,0]})"},
+                                                  {"pci-0104-00-00-0", R"({"ints":[1,0]})"}}));
+    EXPECT_EQ(AttributeByDevice(slices[0], "dra.net/numaNode"), legacy);
+    EXPECT_NE(d.Log().find("the Kubernetes control plane needs the gate DRAListTypeAttributes too"),
+              std::string::npos)
+        << d.Log();
+    EXPECT_EQ(d.Terminate(), 0) << d.Log();
+  }
+  Dranetd d(Args());
+  ASSERT_NE(WaitForReady(d), 0);
+  auto slices = api_.ListObjects("/apis/resource.k8s.io/v1/resourceslices");
+  ASSERT_EQ(slices.size(), 1u);
+  EXPECT_EQ(AttributeByDevice(slices[0], "resource.kubernetes.io/numaNode"), legacy) << slices[0];
+  EXPECT_EQ(AttributeByDevice(slices[0], "dra.net/numaNode"), legacy);
+  EXPECT_EQ(d.Log().find("DRAListTypeAttributes too"), std::string::npos) << "said only when the gate is on";
   EXPECT_EQ(d.Terminate(), 0) << d.Log();
 }
 

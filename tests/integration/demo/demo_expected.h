@@ -7,7 +7,7 @@
 // really got against that file only: never against the demo's in-process
 // discovery, which is the daemon's own code and would agree with any bug in
 // it. The file (Kubernetes-shaped, as every YAML file under packaging/ is,
-// and in the YAML subset packaging/yamlsubset.py reads: no anchors):
+// read with PyYAML by the packaging tests; no anchors):
 //
 //   apiVersion: demo.dra.net/v1
 //   kind: ExpectedResults

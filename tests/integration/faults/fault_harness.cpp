@@ -403,14 +403,14 @@ bool FaultNode::StartDaemon(const std::string& fault, std::string* why, bool wai
   const auto before = kubelet_->Plugin(kDriver);
   const uint64_t generation = before ? before->generation : 0;
   ++daemon_starts_;
-  daemon_ = std::make_unique<DaemonProcess>(
-      options_.dranetd,
-      std::vector<std::string>{"--kubeconfig", (dir_ / "kubeconfig").string(), "--node-name", kNode, "--host-root",
-                               options_.snapshot.string(), "--kubelet-root-dir", (dir_ / "kubelet").string(),
-                               "--state-dir", (dir_ / "state").string(), "--nri-socket", (dir_ / "nri.sock").string(),
-                               "--metrics-address", "127.0.0.1:0", "-v", "2", "--host-network-source",
-                               options_.real_netdevs ? "live" : "auto"},
-      dir_ / ("dranetd-" + std::to_string(daemon_starts_) + ".log"), fault);
+  std::vector<std::string> args{"--kubeconfig", (dir_ / "kubeconfig").string(), "--node-name", kNode, "--host-root",
+                                options_.snapshot.string(), "--kubelet-root-dir", (dir_ / "kubelet").string(),
+                                "--state-dir", (dir_ / "state").string(), "--nri-socket", (dir_ / "nri.sock").string(),
+                                "--metrics-address", "127.0.0.1:0", "-v", "2", "--host-network-source",
+                                options_.real_netdevs ? "live" : "auto"};
+  args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
+  daemon_ = std::make_unique<DaemonProcess>(options_.dranetd, args,
+                                            dir_ / ("dranetd-" + std::to_string(daemon_starts_) + ".log"), fault);
   if (!kubelet_->WaitForPlugin(kDriver, std::chrono::duration_cast<std::chrono::milliseconds>(kDeadline),
                                generation)) {
     *why = "dranetd did not register with the kubelet";

@@ -127,6 +127,7 @@ class FaultNode {
     std::string dranetd;  // binary
     std::filesystem::path snapshot;
     bool real_netdevs = false;  // root only: see the file comment
+    std::vector<std::string> extra_args = {};  // appended to dranetd's command line
   };
   explicit FaultNode(Options options);
   ~FaultNode();

@@ -58,5 +58,47 @@ TEST(Metrics, SameNameReturnsTheSameFamilyAndCollectorsRun) {
   EXPECT_NE(r.Render().find("collected 2\n"), std::string::npos);
 }
 
+TEST(Metrics, NamesFollowThePrometheusConventions) {
+  MetricsRegistry r;
+  // _total on counters, and only on counters.
+  EXPECT_THROW(r.Counter("dranet_prepares", "h"), MetricNameError);
+  EXPECT_THROW(r.Gauge("dranet_devices_total", "h"), MetricNameError);
+  EXPECT_THROW(r.Histogram("dranet_latency_seconds_total", "h"), MetricNameError);
+  // What histograms render for themselves is no family's name.
+  EXPECT_THROW(r.Gauge("dranet_x_count", "h"), MetricNameError);
+  EXPECT_THROW(r.Gauge("dranet_x_sum", "h"), MetricNameError);
+  EXPECT_THROW(r.Counter("dranet_x_bucket", "h"), MetricNameError);
+  EXPECT_THROW(r.Histogram("dranet_y_seconds", "h", {"le"}), MetricNameError);
+  // The exposition format's character set.
+  EXPECT_THROW(r.Gauge("dranet-devices", "h"), MetricNameError);
+  EXPECT_THROW(r.Gauge("9devices", "h"), MetricNameError);
+  EXPECT_THROW(r.Gauge("dranet_devices", "h", {"pci-address"}), MetricNameError);
+  EXPECT_THROW(r.Gauge("dranet_devices", "h", {"__name"}), MetricNameError);
+  // One name, one meaning.
+  r.Gauge("dranet_devices", "h", {"kind"});
+  EXPECT_THROW(r.Counter("dranet_devices", "h", {"kind"}), MetricNameError);
+  EXPECT_THROW(r.Gauge("dranet_devices", "h", {"pool"}), MetricNameError);
+  EXPECT_NO_THROW(r.Gauge("dranet_devices", "", {"kind"}));
+  // DRANET's published-devices gauge keeps the name its dashboards query.
+  EXPECT_NO_THROW(r.Gauge("dranet_driver_published_devices_total", "h", {"feature"}));
+}
+
+TEST(Metrics, ValuesKeepEveryDigitTheyHave) {
+  MetricsRegistry r;
+  r.Gauge("t_seconds", "h").Set(1795581234.567);
+  r.Gauge("small", "h").Set(0.1);
+  const auto out = r.Render();
+  EXPECT_NE(out.find("t_seconds 1795581234.567\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("small 0.1\n"), std::string::npos) << out;
+}
+
+TEST(Metrics, ACounterMayTakeATotalKeptElsewhere) {
+  MetricsRegistry r;
+  r.Counter("process_cpu_seconds_total", "CPU").Set(1.5);
+  EXPECT_NE(r.Render().find("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1.5\n"),
+            std::string::npos)
+      << r.Render();
+}
+
 }  // namespace
 }  // namespace dranet

@@ -287,6 +287,33 @@ TEST(Programs, EvaluateManyDevicesFromOneCompile) {
   EXPECT_TRUE(p.Evaluate(DeviceView{"dra.net", nullptr, nullptr}).error);
 }
 
+// An int list attribute (resource.kubernetes.io/numaNode under DRAListTypeAttributes) is a
+// CEL list of ints.
+TEST(ListAttributes, IntListIsACelListOfInts) {
+  Attributes attrs{{"resource.kubernetes.io/numaNode", inventory::IntList{1, 0, 2}},
+                   {"dra.net/numaNode", int64_t{1}}};
+  auto eval = [&](const char* expr) { return Compile(expr).Evaluate(DeviceView{"dra.net", &attrs, nullptr}); };
+  for (const char* expr : {
+           R"(1 in device.attributes["resource.kubernetes.io"].numaNode)",
+           R"(2 in device.attributes["resource.kubernetes.io"].numaNode)",
+           R"(!(3 in device.attributes["resource.kubernetes.io"].numaNode))",
+           R"(device.attributes["resource.kubernetes.io"].numaNode[0] == 1)",
+           R"(device.attributes["resource.kubernetes.io"].numaNode == [1, 0, 2])",
+           R"(size(device.attributes["resource.kubernetes.io"].numaNode) == 3)",
+           R"(device.attributes["dra.net"].numaNode in device.attributes["resource.kubernetes.io"].numaNode)",
+       }) {
+    EvalResult r = eval(expr);
+    EXPECT_TRUE(r.matched) << expr << (r.error ? " " + r.error->ToString() : "");
+  }
+  // Not an int: comparing it with one is unequal (heterogeneous equality), ordering is an error.
+  EvalResult r = eval(R"(device.attributes["resource.kubernetes.io"].numaNode == 1)");
+  EXPECT_FALSE(r.matched);
+  EXPECT_FALSE(r.error);
+  r = eval(R"(device.attributes["resource.kubernetes.io"].numaNode < 2)");
+  ASSERT_TRUE(r.error);
+  EXPECT_NE(r.error->message.find("no matching overload"), std::string::npos) << r.error->ToString();
+}
+
 TEST(Programs, ConjunctsNameEachClauseWithItsText) {
   Program p = Compile(
       R"(device.attributes["dra.net"].rdma == true && device.attributes["dra.net"].ifName.startsWith("gpu") && )"

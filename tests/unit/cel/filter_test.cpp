@@ -42,6 +42,11 @@ TEST(DranetFilter, GoFieldNamesReadByKind) {
   EXPECT_FALSE(r.error);
   EXPECT_TRUE(keeps(R"(has(attributes["dra.net/mtu"].IntValue))", {{"dra.net/mtu", int64_t{1}}}).matched);
   EXPECT_FALSE(keeps(R"(has(attributes["dra.net/mtu"].StringValue))", {{"dra.net/mtu", int64_t{1}}}).matched);
+  // An int list is IntValues (the Go field of the "ints" kind), a list.
+  const inventory::Attributes numa{{"resource.kubernetes.io/numaNode", inventory::IntList{1, 0, 2}}};
+  EXPECT_TRUE(keeps(R"(0 in attributes["resource.kubernetes.io/numaNode"].IntValues)", numa).matched);
+  EXPECT_FALSE(keeps(R"(has(attributes["resource.kubernetes.io/numaNode"].IntValue))", numa).matched);
+  EXPECT_FALSE(keeps(R"(has(attributes["dra.net/mtu"].IntValues))", {{"dra.net/mtu", int64_t{1}}}).matched);
   r = keeps(R"(attributes["dra.net/mtu"].Value == 1)", {{"dra.net/mtu", int64_t{1}}});
   ASSERT_TRUE(r.error);
   EXPECT_NE(r.error->message.find("DeviceAttribute has no field 'Value'"), std::string::npos);

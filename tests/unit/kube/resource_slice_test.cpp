@@ -98,9 +98,10 @@ TEST_F(ResourceSliceTest, SplitsThreeHundredDevicesIntoThreeSortedSlices) {
   for (std::size_t i = 0; i < slices.size(); ++i) EXPECT_EQ(SliceToJson(slices[i]), SliceToJson(again[i]));
 }
 
-// The API caps a slice at 64 devices only when a device has taints or consumes counters. Ours
-// never do, so a slice is filled to 128; if a device ever carried either, this test's key check
-// fails and the 64-device rule has to come back.
+// The API caps a slice at 64 devices only when a device has taints, consumes counters or has a
+// list attribute. Ours never have taints or counters, so without list attributes a slice is
+// filled to 128; if a device ever carried either, this test's key check fails and the 64-device
+// rule has to cover them too (SlicesWithListAttributesHoldAtMost64Devices).
 TEST_F(ResourceSliceTest, SlicesFillTo128BecauseNoDeviceHasTaintsOrCounters) {
   auto exactly = BuildSlices(NodeParams(), ManyDevices(128), log_);
   ASSERT_EQ(exactly.size(), 1u);
@@ -282,14 +283,93 @@ TEST_F(ResourceSliceTest, ContentWeNeverWriteMakesTheStoredSliceDiffer) {
   rapidjson::Document json;
   json.Parse(SliceToJson(desired).c_str());
   auto& allocator = json.GetAllocator();
-  rapidjson::Value ints(rapidjson::kObjectType);
-  ints.AddMember("ints", rapidjson::Value(rapidjson::kArrayType).PushBack(1, allocator), allocator);
-  json["spec"]["devices"][0]["attributes"].AddMember("dra.net/list", ints, allocator);
-  EXPECT_FALSE(SemanticallyEqual(desired, ParseSlice(json)));
+  rapidjson::Value strings(rapidjson::kObjectType);
+  strings.AddMember("strings", rapidjson::Value(rapidjson::kArrayType).PushBack("a", allocator), allocator);
+  json["spec"]["devices"][0]["attributes"].AddMember("dra.net/list", strings, allocator);
+  auto stored = ParseSlice(json);
+  EXPECT_TRUE(stored.has_foreign_content) << "a list kind we never write";
+  EXPECT_FALSE(SemanticallyEqual(desired, stored));
 
   json.Parse(SliceToJson(desired).c_str());
   json["spec"].AddMember("allNodes", true, json.GetAllocator());
   EXPECT_FALSE(SemanticallyEqual(desired, ParseSlice(json)));
+}
+
+inventory::Device WithNumaList(inventory::Device device, inventory::IntList nodes = {1, 0, 2}) {
+  device.attributes["resource.kubernetes.io/numaNode"] = std::move(nodes);
+  return device;
+}
+
+TEST_F(ResourceSliceTest, IntListsAreWrittenAsIntsAndReadBack) {
+  auto desired = BuildSlices(NodeParams(), {WithNumaList(MakeDevice("pci-0101-00-00-0"))}, log_)[0];
+  std::string text = SliceToJson(desired);
+  EXPECT_THAT(text, HasSubstr(R"("resource.kubernetes.io/numaNode":{"ints":[1,0,2]})"));
+  EXPECT_THAT(text, HasSubstr(R"("dra.net/numaNode":{"int":1})"));
+  rapidjson::Document json;
+  json.Parse(text.c_str());
+  auto stored = ParseSlice(json);
+  EXPECT_FALSE(stored.has_foreign_content);
+  EXPECT_EQ(stored.devices, desired.devices);
+  EXPECT_TRUE(SemanticallyEqual(desired, stored));
+
+  // Compared as values: another order or the scalar form differs.
+  auto changed = stored;
+  changed.devices[0].attributes["resource.kubernetes.io/numaNode"] = inventory::IntList{1, 2, 0};
+  EXPECT_FALSE(SemanticallyEqual(desired, changed));
+  changed.devices[0].attributes["resource.kubernetes.io/numaNode"] = int64_t{1};
+  EXPECT_FALSE(SemanticallyEqual(desired, changed));
+
+  auto attributes = WithNumaList(MakeDevice("d"), {3}).attributes;
+  EXPECT_EQ(AttributesFromJson(AttributesToJson(attributes)), attributes);
+}
+
+TEST_F(ResourceSliceTest, IntListsWeCannotReadMakeTheSliceForeign) {
+  for (const char* value : {R"({"ints":[]})", R"({"ints":[1,"2"]})", R"({"ints":[1.5]})", R"({"ints":7})"}) {
+    rapidjson::Document json;
+    json.Parse((std::string(R"({"metadata":{"name":"a"},"spec":{"driver":"dra.net","devices":[{"name":"d",)") +
+                R"("attributes":{"resource.kubernetes.io/numaNode":)" + value + "}}]}}")
+                   .c_str());
+    ASSERT_TRUE(json.IsObject()) << value;
+    auto stored = ParseSlice(json);
+    EXPECT_TRUE(stored.has_foreign_content) << value;
+    EXPECT_THAT(stored.devices.at(0).attributes, IsEmpty()) << value;
+  }
+}
+
+TEST_F(ResourceSliceTest, IntListsAreValidatedAndCountItemByItem) {
+  EXPECT_EQ(ValidateDevice(WithNumaList(MakeDevice("d"))), "");
+  EXPECT_THAT(ValidateDevice(WithNumaList(MakeDevice("d"), {})),
+              HasSubstr("attribute resource.kubernetes.io/numaNode: int list is empty"));
+
+  // MakeDevice has 6 single values: a list of 42 reaches exactly 48 values, 43 is one too many.
+  ASSERT_EQ(MakeDevice("d").attributes.size(), 6u);
+  EXPECT_EQ(ValidateDevice(WithNumaList(MakeDevice("d"), inventory::IntList(42, 0))), "");
+  EXPECT_THAT(ValidateDevice(WithNumaList(MakeDevice("d"), inventory::IntList(43, 0))),
+              HasSubstr("49 attribute values"));
+  auto slices = BuildSlices(NodeParams(), {WithNumaList(MakeDevice("d"), {})}, log_);
+  EXPECT_THAT(slices, IsEmpty());
+  EXPECT_THAT(log_text_.str(), HasSubstr("int list is empty"));
+}
+
+TEST_F(ResourceSliceTest, SlicesWithListAttributesHoldAtMost64Devices) {
+  auto sizes = [&](const std::vector<inventory::Device>& devices) {
+    std::vector<std::size_t> out;
+    for (const auto& slice : BuildSlices(NodeParams(), devices, log_)) out.push_back(slice.devices.size());
+    return out;
+  };
+  auto devices = ManyDevices(200);
+  for (auto& device : devices) device = WithNumaList(device);
+  EXPECT_THAT(sizes(devices), ::testing::ElementsAre(64, 64, 64, 8));
+
+  // The rule is per slice. ManyDevices lists the devices in reverse name order: in name order
+  // the first 100 have no list and fill a slice past 64; the 101st, with a list, starts the next.
+  devices = ManyDevices(300);
+  for (std::size_t i = 0; i < 200; ++i) devices[i] = WithNumaList(devices[i]);
+  EXPECT_THAT(sizes(devices), ::testing::ElementsAre(100, 64, 64, 64, 8));
+  // One list device makes its slice a 64 one; the next slice, without lists, fills to 128.
+  devices = ManyDevices(200);
+  devices.back() = WithNumaList(devices.back());  // the first in name order
+  EXPECT_THAT(sizes(devices), ::testing::ElementsAre(64, 128, 8));
 }
 
 TEST_F(ResourceSliceTest, ParseRejectsNonObjects) {

@@ -27,9 +27,10 @@ class NriPluginTest : public ::testing::Test {
     runtime_ = std::make_unique<FakeNriRuntime>(opts);
     runtime_->Listen();
   }
-  void StartPlugin(inject::PodNetnsApplier* applier = nullptr) {
+  void StartPlugin(inject::PodNetnsApplier* applier = nullptr, OperationObserver observer = {}) {
     nri::NriPluginOptions opts;
     opts.socket_path = dir_.path() + "/nri.sock";
+    opts.observer = std::move(observer);
     opts.initial_backoff = 5ms;
     opts.max_backoff = 50ms;
     plugin_ = std::make_unique<nri::NriPlugin>(opts, claims_, applier ? *applier : applier_, log_);
@@ -273,7 +274,7 @@ TEST_F(NriPluginTest, VanishedPodNamespaceGetsItsNetdevsReturned) {
   }
 }
 
-TEST_F(NriPluginTest, NetdevMovesAreReportedForClaimStatus) {
+TEST_F(NriPluginTest, PodsWithClaimsAreReportedForClaimStatusAndHooksObserved) {
   StartRuntime();
   const auto pod = FakeNriRuntime::MakePod("pod-a4", "ml", "a4-0", "/var/run/netns/cni-a4");
   auto plan = Gb300Plan(pod.uid());
@@ -284,6 +285,7 @@ TEST_F(NriPluginTest, NetdevMovesAreReportedForClaimStatus) {
   plan.netdevs.push_back(netdev);
   claims_.Put({plan});
   std::vector<nri::PodNetworkOutcome> outcomes;
+  std::vector<std::string> observed;
   std::mutex mu;
   nri::NriPluginOptions opts;
   opts.socket_path = dir_.path() + "/nri.sock";
@@ -291,14 +293,23 @@ TEST_F(NriPluginTest, NetdevMovesAreReportedForClaimStatus) {
     std::lock_guard lock(mu);
     outcomes.push_back(o);
   };
+  opts.observer = [&](const std::string& operation, OperationStatus status, double seconds) {
+    std::lock_guard lock(mu);
+    EXPECT_GE(seconds, 0.0);
+    observed.push_back(operation + " " + OperationStatusName(status));
+  };
   plugin_ = std::make_unique<nri::NriPlugin>(opts, claims_, applier_, log_);
   plugin_->Start();
   Connect();
   ASSERT_TRUE(runtime_->RunPodSandbox(pod).ok());
-  // A pod whose claims have no netdev is not reported (nothing to say).
+  // A pod whose claims have only IB-only devices is reported too: its
+  // claims get status.devices (RDMAOnlyDeviceReady).
   const auto ib_only = FakeNriRuntime::MakePod("pod-ib", "ml", "ib-0", "/var/run/netns/cni-ib");
   claims_.Put({Gb300Plan(ib_only.uid())});
   ASSERT_TRUE(runtime_->RunPodSandbox(ib_only).ok());
+  // A pod without claims of ours is not (and its hook is a no-op).
+  const auto other = FakeNriRuntime::MakePod("pod-other", "ml", "web-0", "/var/run/netns/cni-web");
+  ASSERT_TRUE(runtime_->RunPodSandbox(other).ok());
   const auto failing = FakeNriRuntime::MakePod("pod-a4-fail", "ml", "a4-1", "/var/run/netns/cni-a4-1");
   auto failing_plan = plan;
   failing_plan.claim_uid = "claim-a4-fail";
@@ -306,14 +317,34 @@ TEST_F(NriPluginTest, NetdevMovesAreReportedForClaimStatus) {
   claims_.Put({failing_plan});
   applier_.FailWith("netdev gpu0rdma0 is neither on the host nor in the pod");
   EXPECT_FALSE(runtime_->RunPodSandbox(failing).ok());
+  const auto rdma_failing = FakeNriRuntime::MakePod("pod-a4-rdma", "ml", "a4-2", "/var/run/netns/cni-a4-2");
+  failing_plan.claim_uid = "claim-a4-rdma";
+  failing_plan.pod_uids = {rdma_failing.uid()};
+  claims_.Put({failing_plan});
+  applier_.FailWith("RDMA device mlx5_0 is neither on the host nor in the pod", /*rdma=*/true);
+  EXPECT_FALSE(runtime_->RunPodSandbox(rdma_failing).ok());
+  ASSERT_TRUE(runtime_->StopPodSandbox(other).ok());
   std::lock_guard lock(mu);
-  ASSERT_EQ(outcomes.size(), 2u);
+  ASSERT_EQ(outcomes.size(), 4u);
   EXPECT_EQ(outcomes[0].pod_uid, "pod-a4");
   EXPECT_EQ(outcomes[0].error, "");
   ASSERT_EQ(outcomes[0].plans.size(), 1u);
   EXPECT_EQ(outcomes[0].plans[0].netdevs[0].device_name, "pci-0000-8a-00-0");
-  EXPECT_EQ(outcomes[1].pod_uid, "pod-a4-fail");
-  EXPECT_NE(outcomes[1].error.find("gpu0rdma0"), std::string::npos);
+  EXPECT_EQ(outcomes[1].pod_uid, "pod-ib");
+  EXPECT_EQ(outcomes[1].error, "");
+  EXPECT_TRUE(outcomes[1].plans.at(0).netdevs.empty());
+  EXPECT_EQ(outcomes[2].pod_uid, "pod-a4-fail");
+  EXPECT_NE(outcomes[2].error.find("gpu0rdma0"), std::string::npos);
+  EXPECT_FALSE(outcomes[2].rdma_failed);
+  EXPECT_EQ(outcomes[3].pod_uid, "pod-a4-rdma");
+  EXPECT_TRUE(outcomes[3].rdma_failed);
+  // Every request is observed under its hook's name, with DRANET's statuses.
+  std::vector<std::string> hooks;
+  for (const auto& o : observed)
+    if (o.rfind("Configure", 0) != 0 && o.rfind("Synchronize", 0) != 0) hooks.push_back(o);
+  EXPECT_EQ(hooks, (std::vector<std::string>{"RunPodSandbox success", "RunPodSandbox success", "RunPodSandbox noop",
+                                             "RunPodSandbox failed", "RunPodSandbox failed", "StopPodSandbox noop"}));
+  EXPECT_NE(std::find(observed.begin(), observed.end(), "Configure success"), observed.end());
 }
 
 TEST_F(NriPluginTest, PodEventsArriveAsDedicatedRpcs) {
@@ -347,7 +378,12 @@ TEST_F(NriPluginTest, StateChangeOnlyRuntimeDeliversPodEvents) {
   StartRuntime(opts);
   const auto pod = FakeNriRuntime::MakePod("pod-sc", "ml", "sc-0", "/var/run/netns/cni-sc");
   claims_.Put({Gb300Plan(pod.uid())});
-  StartPlugin();
+  std::mutex mu;
+  std::vector<std::string> observed;
+  StartPlugin(nullptr, [&](const std::string& operation, OperationStatus status, double) {
+    std::lock_guard lock(mu);
+    observed.push_back(operation + " " + OperationStatusName(status));
+  });
   Connect();
   EXPECT_LE(runtime_->subscribed_events(), 0x7FF);
   ASSERT_TRUE(runtime_->RunPodSandbox(pod).ok());
@@ -362,6 +398,13 @@ TEST_F(NriPluginTest, StateChangeOnlyRuntimeDeliversPodEvents) {
   EXPECT_EQ(calls[0].op, "attach");
   EXPECT_EQ(calls[1].op, "detach");
   EXPECT_EQ(calls[2].op, "detach");
+  // A StateChange is observed under the hook it carries, as DRANET counts it.
+  std::lock_guard lock(mu);
+  std::vector<std::string> hooks;
+  for (const auto& o : observed)
+    if (o.rfind("Configure", 0) != 0 && o.rfind("Synchronize", 0) != 0) hooks.push_back(o);
+  EXPECT_EQ(hooks, (std::vector<std::string>{"RunPodSandbox success", "CreateContainer success",
+                                             "StopPodSandbox success", "RemovePodSandbox success"}));
 }
 
 TEST_F(NriPluginTest, FailedAttachFailsTheSandboxWithTheReason) {

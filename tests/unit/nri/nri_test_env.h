@@ -45,7 +45,7 @@ class RecordingApplier : public inject::PodNetnsApplier {
     calls_.push_back({"attach", pod, plans.size()});
     cv_.notify_all();
     cv_.wait(lock, [&] { return !hold_; });
-    if (!fail_with_.empty()) throw inject::InjectError(fail_with_);
+    if (!fail_with_.empty()) throw inject::InjectError(fail_with_, fail_rdma_);
   }
   void DetachNetdevs(const inject::PodSandboxRef& pod, const std::vector<inject::ClaimPlan>& plans) override {
     std::lock_guard lock(mu_);
@@ -83,9 +83,11 @@ class RecordingApplier : public inject::PodNetnsApplier {
     hold_ = false;
     cv_.notify_all();
   }
-  void FailWith(std::string message) {
+  // Attaches fail from now on; `rdma`: as an RDMA link that cannot move.
+  void FailWith(std::string message, bool rdma = false) {
     std::lock_guard lock(mu_);
     fail_with_ = std::move(message);
+    fail_rdma_ = rdma;
   }
   std::vector<Call> calls() const {
     std::lock_guard lock(mu_);
@@ -97,6 +99,7 @@ class RecordingApplier : public inject::PodNetnsApplier {
   std::condition_variable cv_;
   bool hold_ = false;
   std::string fail_with_;
+  bool fail_rdma_ = false;
   std::vector<Call> calls_;
   std::vector<inject::PodSandboxRef> vanished_;
 };

@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 #include <sstream>
 
+#include "plugins/device_abi.h"
+
 namespace fs = std::filesystem;
 using dranet::plugins::PluginHost;
 using dranet::plugins::PluginHostOptions;
@@ -113,6 +115,26 @@ TEST_F(PluginHostTest, PluginSeesTheSysfsRoot) {
   std::vector<dranet::inventory::Device> devices{Nic("eth1", "eth1")};
   host.Annotate(devices);
   EXPECT_EQ(std::get<bool>(devices[0].attributes.at("fake.dra.net/linkFile")), true);
+}
+
+// The ABI has no list kind: a device's list attribute (numaNode under DRAListTypeAttributes)
+// is left out of what plugins see, nothing breaks, and the device keeps it.
+TEST_F(PluginHostTest, ListAttributesAreNotShownToPluginsAndKept) {
+  auto nic = Nic("eth1", "eth1");
+  nic.numa_node = 1;
+  nic.attributes["resource.kubernetes.io/numaNode"] = dranet::inventory::IntList{1, 0, 2};
+  dranet::plugins::DeviceAbi abi(nic);
+  ASSERT_EQ(abi.get()->n_attrs, 1u);
+  EXPECT_STREQ(abi.get()->attrs[0].name, "dra.net/ifName");
+  EXPECT_EQ(abi.get()->numa_node, 1);
+
+  Install("fake");
+  PluginHost host(Options(), logger_);
+  std::vector<dranet::inventory::Device> devices{nic};
+  host.Annotate(devices);
+  EXPECT_EQ(devices[0].attributes.count("fake.dra.net/hello"), 1u) << log_.str();
+  EXPECT_EQ(devices[0].attributes.at("resource.kubernetes.io/numaNode"),
+            dranet::inventory::AttributeValue(dranet::inventory::IntList{1, 0, 2}));
 }
 
 TEST_F(PluginHostTest, BrokenPluginsAreReportedAndTheGoodOneStillWorks) {

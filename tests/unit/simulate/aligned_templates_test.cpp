@@ -78,6 +78,32 @@ TEST(AlignedTemplates, NumaNodeFallbackTakesTheLocalNics) {
   EXPECT_NE(single[3].yaml.find("namespace: ml"), std::string::npos);
 }
 
+// resource.kubernetes.io/numaNode as a list (DRAListTypeAttributes): the NICs of the list's
+// first node (the device's own) are the local ones, and the matchAttribute constraint holds.
+TEST(AlignedTemplates, NumaNodeListsPairByTheirOwnNode) {
+  auto ours = Gb300Nics();
+  for (std::size_t i = 0; i < ours.size(); ++i) {
+    ours[i].attributes.erase("dra.net/numaNode");  // only the list is left to go by
+    ours[i].attributes["resource.kubernetes.io/numaNode"] = i < 2 ? inventory::IntList{0, 1} : inventory::IntList{1, 0};
+  }
+  auto gpus = ParseResourceSlices(Gb300GpuSlices());
+  auto templates = GenerateAlignedTemplates(ours, gpus);
+  ASSERT_EQ(templates.size(), 4u);
+  EXPECT_EQ(templates[2].basis, "numaNode");
+  EXPECT_EQ(templates[2].nic_devices, (std::vector<std::string>{"pci-0103-00-00-0", "pci-0104-00-00-0"}));
+  EXPECT_NE(templates[2].yaml.find("matchAttribute: resource.kubernetes.io/numaNode"), std::string::npos)
+      << templates[2].yaml;
+
+  std::vector<SliceDevice> devices = FromInventory(ours, "gb300-node");
+  devices.insert(devices.end(), gpus.begin(), gpus.end());
+  auto results = Simulate(ParseClaimTemplates(RenderTemplates(templates)), devices);
+  ASSERT_EQ(results.size(), 4u);
+  ASSERT_TRUE(results[2].allocated) << results[2].template_name;
+  ASSERT_EQ(results[2].allocation.size(), 3u);
+  EXPECT_EQ(results[2].allocation[0].device, "gpu-2");
+  EXPECT_EQ(results[2].allocation[1].device, "pci-0103-00-00-0");
+}
+
 TEST(AlignedTemplates, GpusWithoutAnyAffinityGetNoYaml) {
   auto ours = Gb300Nics();
   for (auto& d : ours) {

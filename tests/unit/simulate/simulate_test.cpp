@@ -226,6 +226,73 @@ TEST(Constraints, UnsatisfiableConstraintIsNamedWithValues) {
   EXPECT_NE(problems.find("gpu:gpu-2=1"), std::string::npos) << problems;
 }
 
+// Our NICs with resource.kubernetes.io/numaNode as a list (DRAListTypeAttributes).
+std::vector<inventory::Device> Gb300NicsWithNumaLists(const inventory::IntList& node0,
+                                                      const inventory::IntList& node1) {
+  auto nics = Gb300Nics();
+  for (std::size_t i = 0; i < nics.size(); ++i)
+    nics[i].attributes["resource.kubernetes.io/numaNode"] = i < 2 ? node0 : node1;
+  return nics;
+}
+
+TEST(Constraints, MatchAttributeTreatsIntListsAsSets) {
+  // Each NIC's list is its own node: as with ints, only the two on node 1 go with gpu-2.
+  Node alone(Gb300NicsWithNumaLists({0}, {1}), "gb300-node", Gb300GpuSlices());
+  TemplateResult r = alone.Run(NumaAlignedTemplate(2));
+  ASSERT_TRUE(r.allocated) << Joined(r.problems);
+  EXPECT_EQ(RdmaOf(r, "nic"), (std::vector<std::string>{"mlx5_2", "mlx5_3"}));
+  r = alone.Run(NumaAlignedTemplate(3));
+  EXPECT_FALSE(r.allocated);
+  EXPECT_NE(Joined(r.problems).find("nic:pci-0101-00-00-0=[0]"), std::string::npos) << Joined(r.problems);
+
+  // Nodes 0 and 1 share a socket: every NIC's list holds node 1, so three NICs go with gpu-2
+  // (on node 1), the first ones in name order.
+  Node socket(Gb300NicsWithNumaLists({0, 1}, {1, 0}), "gb300-node", Gb300GpuSlices());
+  r = socket.Run(NumaAlignedTemplate(3));
+  ASSERT_TRUE(r.allocated) << Joined(r.problems);
+  EXPECT_EQ(Allocated(r, "gpu"), std::vector<std::string>{"gpu-2"});
+  EXPECT_EQ(RdmaOf(r, "nic"), (std::vector<std::string>{"mlx5_0", "mlx5_1", "mlx5_2"}));
+}
+
+TEST(Constraints, DistinctAttributeWantsDisjointIntLists) {
+  const std::string two_nics_apart =
+      ClaimTemplate("nics-apart", "      requests:\n" + ExactRequest("nic", "dranet.net", 2) +
+                                      "      constraints:\n"
+                                      "      - {distinctAttribute: resource.kubernetes.io/numaNode}\n");
+  Node alone(Gb300NicsWithNumaLists({0}, {1}), "gb300-node");
+  TemplateResult r = alone.Run(two_nics_apart);
+  ASSERT_TRUE(r.allocated) << Joined(r.problems);
+  EXPECT_EQ(RdmaOf(r, "nic"), (std::vector<std::string>{"mlx5_0", "mlx5_2"}));
+  Node socket(Gb300NicsWithNumaLists({0, 1}, {1, 0}), "gb300-node");
+  EXPECT_FALSE(socket.Run(two_nics_apart).allocated) << "every pair of lists shares a node";
+}
+
+TEST(Constraints, AttributeValueSetSemantics) {
+  using inventory::AttributeValue;
+  using inventory::IntList;
+  auto match = [](std::vector<AttributeValue> values) {
+    std::vector<const AttributeValue*> pointers;
+    for (const auto& v : values) pointers.push_back(&v);
+    return AttributeValuesMatch(pointers);
+  };
+  EXPECT_TRUE(match({int64_t{1}, IntList{1, 0, 2}})) << "a NIC on [1,0,2] is aligned with a GPU on node 1";
+  EXPECT_TRUE(match({IntList{1, 0, 2}, int64_t{0}}));
+  EXPECT_FALSE(match({int64_t{3}, IntList{1, 0, 2}}));
+  EXPECT_TRUE(match({IntList{0, 1}, IntList{1, 2}, IntList{1}}));
+  EXPECT_FALSE(match({IntList{0, 1}, IntList{1, 2}, IntList{0, 2}})) << "every pair overlaps, all three do not";
+  EXPECT_TRUE(match({int64_t{1}, int64_t{1}}));
+  EXPECT_FALSE(match({int64_t{1}, std::string("1")}));
+  EXPECT_FALSE(match({IntList{1}, std::string("1")}));
+  EXPECT_TRUE(match({std::string("a"), std::string("a")}));
+
+  EXPECT_TRUE(AttributeValuesDistinct(IntList{0, 1}, IntList{2}));
+  EXPECT_FALSE(AttributeValuesDistinct(IntList{0, 1}, IntList{1, 2}));
+  EXPECT_TRUE(AttributeValuesDistinct(int64_t{1}, IntList{0, 2}));
+  EXPECT_FALSE(AttributeValuesDistinct(int64_t{2}, IntList{0, 2}));
+  EXPECT_FALSE(AttributeValuesDistinct(int64_t{1}, int64_t{1}));
+  EXPECT_TRUE(AttributeValuesDistinct(std::string("a"), std::string("b")));
+}
+
 TEST(Constraints, MatchAttributePcieRootPairsGpuWithItsNic) {
   // A p4d-like node: GPUs and NICs share PCIe roots (kubernetes-sigs/dranet's AWS p4d example).
   std::vector<inventory::Device> nics;

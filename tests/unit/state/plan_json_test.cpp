@@ -65,11 +65,23 @@ TEST(PlanJson, PlansWithoutClaimConfigSettingsLookAsBefore) {
   n.disable_ebpf_programs = false;
   n.dhcp_lease.reset();
   plan.profiles.clear();
+  plan.published_attributes.clear();
   const auto json = PlansToJson({plan});
-  for (const char* key : {"settings", "vrfName", "disableEbpfPrograms", "dhcpLease", "profiles"})
+  for (const char* key : {"settings", "vrfName", "disableEbpfPrograms", "dhcpLease", "profiles", "publishedAttributes"})
     EXPECT_EQ(json.find(key), std::string::npos) << key;
   auto doc = Parse(json);
   EXPECT_EQ(PlansFromJson(doc), std::vector<inject::ClaimPlan>{plan});
+}
+
+// A device's published attributes are kept as the object the slice carried,
+// not as a string of JSON inside JSON.
+TEST(PlanJson, PublishedAttributesAreKeptAsObjects) {
+  const auto json = PlansToJson({SamplePlan("a")});
+  EXPECT_NE(json.find(R"("publishedAttributes":{"pci-0000-8a-00-0":{"dra.net/ifName":{"string":"gpu0rdma0"},)"),
+            std::string::npos)
+      << json;
+  auto doc = Parse(json);
+  EXPECT_EQ(PlansFromJson(doc)[0].published_attributes, SamplePlan("a").published_attributes);
 }
 
 TEST(PlanJson, MistypedFieldIsNamed) {

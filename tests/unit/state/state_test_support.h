@@ -87,6 +87,8 @@ inline inject::ClaimPlan SamplePlan(const std::string& uid, const std::string& p
   n.dhcp_lease = inject::DhcpLeaseRecord{"192.0.2.10/24", "192.0.2.1", "02:00:00:00:00:aa", "02:00:00:00:00:01"};
   p.netdevs = {n};
   p.profiles = {{"pci-0000-8a-00-0", "gold", R"({"profile":"gold"})", "02:00:00:00:00:01", "0000:8a:00.0"}};
+  p.published_attributes = {{"pci-0000-8a-00-0", R"({"dra.net/ifName":{"string":"gpu0rdma0"},"dra.net/mtu":{"int":9000},)"
+                                                  R"("dra.net/rdma":{"bool":true}})"}};
   p.cdi_device_ids = {"dra.net/claim=" + uid};
   return p;
 }

@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# dranetd, started with the container args of DRANET's install.yaml verbatim
+# and the environment kubelet gives that container, reaches Ready.
+#   dranet_install_ready_test.sh BUILD_DIR INSTALL_YAML
+#
+# Nothing on dranetd's command line but the manifest's args, so every
+# default a DRANET user relies on is the one in use:
+#   - the in-cluster API configuration: https://$KUBERNETES_SERVICE_HOST:
+#     $KUBERNETES_SERVICE_PORT, CA and bearer token from
+#     /var/run/secrets/kubernetes.io/serviceaccount/{ca.crt,token,namespace};
+#   - kubelet's root /var/lib/kubelet (plugins_registry, plugins/dra.net);
+#   - the state directory /var/run/dranet, the NRI socket /var/run/nri/nri.sock;
+#   - /metrics, /healthz and /readyz on :9177 (DRANET's startup and readiness
+#     probes: GET /healthz :9177).
+# Around it, real components where a machine without a cluster allows: the
+# fake API server (requiring the token) behind a real TLS endpoint (socat,
+# with a CA and a server certificate made here by openssl), the fake kubelet
+# (plugin registration over the real sockets), the fake NRI runtime.
+# Ready means: /readyz and /healthz answer 200, kubelet saw dra.net register,
+# the NRI runtime saw the plugin, and the API server holds this node's
+# ResourceSlice, written over TLS with the token. Then SIGTERM: exit 0.
+#
+# Isolation: the whole test runs in fresh network, mount and PID namespaces
+# (unshare), so port 9177 and the default paths cannot meet anything on the
+# machine or a test running beside it, no process outlives the test (the
+# kernel ends the PID namespace with it), and the host's filesystem is not
+# changed. Inside, with mounts private:
+#   - /var/run (a link to /run on Debian: the directory it resolves to) is
+#     a new tmpfs holding the service-account volume, /var/run/dranet and
+#     /var/run/nri, as the pod's volumes would;
+#   - /sys is a sysfs mounted from the new network namespace, so the
+#     netdevs dranetd discovers there are the namespace's own (lo), as a
+#     hostNetwork pod sees its node's;
+#   - /var/lib/kubelet is a new tmpfs. When the machine has no
+#     /var/lib/kubelet to mount it on, /var/lib is first covered by an
+#     overlay whose lower layer is /var/lib itself and whose upper layer is
+#     a scratch tmpfs: everything under /var/lib stays visible and the new
+#     kubelet directory exists only in this mount namespace.
+# A machine that cannot do this (not root, no unshare, no overlayfs, no
+# socat, openssl or curl) skips the test (exit 77) with the reason.
+# The fake NRI runtime runs with --hold: it stays connected, as containerd
+# does, so that /readyz can report nri-connected.
+set -euo pipefail
+
+readonly skip=77 # SKIP_RETURN_CODE of this test
+readonly node=dranet-worker-1
+readonly tls_port=6443
+readonly ready_deadline_s=60 stop_deadline_s=20
+
+if [[ ${1:-} != --inside ]]; then
+  build=$1 manifest=$2
+  for tool in unshare socat openssl curl mount ip; do
+    command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (scripts/setup.sh installs it)"; exit $skip; }
+  done
+  [[ $(id -u) -eq 0 ]] || { echo "SKIP: needs root (network and mount namespaces, mounts)"; exit $skip; }
+  unshare --net --mount --pid --fork --propagation private true 2>/dev/null ||
+    { echo "SKIP: cannot create network, mount and PID namespaces here"; exit $skip; }
+  for bin in "$build/bin/dranetd" "$build/tests/bin/fake-apiserver" "$build/tests/bin/fake-kubelet" \
+             "$build/tests/bin/fake-nri-runtime"; do
+    [[ -x $bin ]] || { echo "missing $bin: build it first"; exit 1; }
+  done
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  started=$SECONDS
+  rc=0
+  unshare --net --mount --pid --fork --mount-proc --propagation private --kill-child \
+    "$0" --inside "$(realpath "$build")" "$(realpath "$manifest")" "$work" || rc=$?
+  echo "runtime: $((SECONDS - started)) s"
+  exit "$rc"
+fi
+
+# ---- Inside the namespaces: PID 1 of a new PID namespace. ----
+build=$2 manifest=$3 work=$4
+logs=$work/logs
+mkdir -p "$logs" "$work/pki" "$work/home" "$work/scratch"
+pids=()
+
+dump_logs() {
+  local f
+  for f in "$logs"/*; do
+    [[ -f $f ]] || continue
+    echo "===== ${f##*/} ====="
+    cat "$f"
+  done
+}
+fail() {
+  echo "FAIL: $*"
+  dump_logs
+  exit 1
+}
+skip_inside() {
+  echo "SKIP: $*"
+  exit $skip
+}
+# wait_for DESCRIPTION SECONDS COMMAND...: polls COMMAND every 0.1 s.
+wait_for() {
+  local what=$1 limit=$2 deadline=$((SECONDS + $2))
+  shift 2
+  until "$@"; do
+    ((SECONDS < deadline)) || fail "$what: not within $limit s"
+    sleep 0.1
+  done
+}
+stop_all() {
+  local pid
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+}
+trap stop_all EXIT
+
+# -- The node's filesystem as the pod sees it. --
+ip link set lo up
+mount -t tmpfs -o mode=0755 tmpfs "$(readlink -f /var/run)"
+mount -t sysfs sysfs /sys
+mount -t tmpfs tmpfs "$work/scratch"
+if [[ ! -d /var/lib/kubelet ]]; then
+  mkdir -p "$work/scratch/upper" "$work/scratch/overlay-work"
+  mount -t overlay overlay \
+    -o "lowerdir=/var/lib,upperdir=$work/scratch/upper,workdir=$work/scratch/overlay-work" /var/lib ||
+    skip_inside "cannot mount an overlay on /var/lib to add /var/lib/kubelet"
+  mkdir /var/lib/kubelet
+fi
+mount -t tmpfs -o mode=0750 tmpfs /var/lib/kubelet
+sa=/var/run/secrets/kubernetes.io/serviceaccount
+mkdir -p "$sa" /var/run/dranet /var/run/nri
+
+# -- A CA, the API server's certificate, the service-account volume. --
+pki=$work/pki
+openssl_quiet() { openssl "$@" 2>>"$logs/openssl.log" >&2 || fail "openssl $1"; }
+openssl_quiet req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+  -subj /CN=dranet-test-ca -keyout "$pki/ca.key" -out "$pki/ca.crt"
+openssl_quiet req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+  -subj /CN=kube-apiserver -keyout "$pki/server.key" -out "$pki/server.csr"
+printf '%s\n' subjectAltName=IP:127.0.0.1 basicConstraints=CA:FALSE extendedKeyUsage=serverAuth >"$pki/server.ext"
+openssl_quiet x509 -req -in "$pki/server.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -set_serial 2 -days 1 \
+  -extfile "$pki/server.ext" -out "$pki/server.crt"
+token=$(openssl rand -hex 24)
+cp "$pki/ca.crt" "$sa/ca.crt"
+printf '%s' "$token" >"$sa/token"
+printf '%s' kube-system >"$sa/namespace"
+
+# -- The API server: the fake, requiring the token, behind TLS. --
+"$build/tests/bin/fake-apiserver" --port 0 --token "$token" --node "$node" >"$logs/fake-apiserver.log" 2>&1 &
+pids+=($!)
+api_port() { sed -n 's|^listening on http://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$logs/fake-apiserver.log" 2>/dev/null; }
+api_listening() { [[ -n $(api_port) ]]; }
+wait_for "fake API server listening" 10 api_listening
+plain_port=$(api_port)
+socat -d -d "OPENSSL-LISTEN:$tls_port,bind=127.0.0.1,reuseaddr,fork,cert=$pki/server.crt,key=$pki/server.key,verify=0" \
+  "TCP:127.0.0.1:$plain_port" 2>"$logs/socat.log" &
+pids+=($!)
+tls_up() { curl -sS -o /dev/null --cacert "$pki/ca.crt" "https://127.0.0.1:$tls_port/version" 2>/dev/null; }
+wait_for "TLS endpoint up" 10 tls_up
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$pki/ca.crt" "https://127.0.0.1:$tls_port/api/v1/nodes/$node")
+[[ $code == 401 ]] || fail "the API server answers $code, not 401, to a request without the token"
+
+# -- kubelet's side: plugin registration, and the NRI runtime. --
+"$build/tests/bin/fake-kubelet" --registry-dir /var/lib/kubelet/plugins_registry --driver dra.net \
+  --wait-ms $((ready_deadline_s * 1000)) >"$logs/fake-kubelet.log" 2>&1 &
+kubelet_pid=$!
+pids+=("$kubelet_pid")
+"$build/tests/bin/fake-nri-runtime" --socket /var/run/nri/nri.sock --hold \
+  --accept-timeout-ms $((ready_deadline_s * 1000)) >"$logs/fake-nri-runtime.log" 2>&1 &
+pids+=($!)
+wait_for "NRI runtime listening" 10 test -S /var/run/nri/nri.sock
+
+tls_before=$(grep -c 'SSL connection using' "$logs/socat.log" || true)
+
+# -- dranetd: the manifest's args, the container's environment, nothing else. --
+# The dranet container's args, one per line, as in the manifest.
+mapfile -t args < <(awk '/^ *args:/ {inside = 1; next}
+                         inside && /^ *- / {sub(/^ *- /, ""); print; next}
+                         inside {exit}' "$manifest")
+[[ ${#args[@]} -ge 3 && ${args[0]} == /dranet ]] || fail "no container args in $manifest: ${args[*]}"
+grep -q 'fieldPath: spec.nodeName' "$manifest" || fail "$manifest no longer sets NODE_NAME from spec.nodeName"
+# kubelet expands $(NODE_NAME) from the container's env (downward API: spec.nodeName).
+args=("${args[@]//\$(NODE_NAME)/$node}")
+echo "dranetd ${args[*]}" >"$logs/dranetd.log"
+env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME="$work/home" HOSTNAME=dranet-pod \
+  NODE_NAME="$node" KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$tls_port \
+  KUBERNETES_SERVICE_PORT_HTTPS=$tls_port "$build/bin/dranetd" "${args[@]}" >>"$logs/dranetd.log" 2>&1 &
+dranetd=$!
+dranetd_started=$SECONDS
+pids=("$dranetd" "${pids[@]}")
+
+# -- Ready. --
+probe() { [[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:9177/$1") == 200 ]]; }
+alive() { kill -0 "$dranetd" 2>/dev/null || fail "dranetd exited before it was ready"; }
+ready() { alive && probe readyz; }
+wait_for "dranetd ready (GET :9177/readyz 200)" $ready_deadline_s ready
+echo "ready $((SECONDS - dranetd_started)) s after start"
+probe healthz || fail "GET :9177/healthz is not 200 while ready"
+curl -sf http://127.0.0.1:9177/readyz >"$logs/readyz.txt" || fail "GET :9177/readyz failed"
+for condition in started first-publish kubelet-registered nri-connected; do
+  grep -qx "\[+\]$condition ok" "$logs/readyz.txt" || fail "/readyz does not report $condition ok"
+done
+curl -sf http://127.0.0.1:9177/metrics >"$logs/metrics.txt" || fail "GET :9177/metrics failed"
+
+# kubelet registered the driver (fake-kubelet exits once it has).
+wait "$kubelet_pid" || fail "fake kubelet: dra.net did not register"
+grep -q '"registered":"dra.net","endpoint":"/var/lib/kubelet/plugins/dra.net/' "$logs/fake-kubelet.log" ||
+  fail "fake kubelet did not see dra.net register with an endpoint under /var/lib/kubelet/plugins/dra.net"
+grep -q '^plugin registered name=.*dra.net' "$logs/fake-nri-runtime.log" ||
+  fail "the NRI runtime did not see the plugin on /var/run/nri/nri.sock"
+grep -q 'file="/var/run/dranet/prepared-claims.json"' "$logs/dranetd.log" ||
+  fail "dranetd does not keep its state in /var/run/dranet"
+
+# The API server holds this node's ResourceSlice, written over TLS with the token.
+curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$plain_port/apis/resource.k8s.io/v1/resourceslices" \
+  >"$logs/resourceslices.json" || fail "cannot list ResourceSlices from the fake API server"
+grep -q "\"nodeName\":\"$node\"" "$logs/resourceslices.json" || fail "no ResourceSlice for node $node"
+# Owned by the Node, which dranetd read with the same credentials.
+grep -q "\"kind\":\"Node\",\"name\":\"$node\"" "$logs/resourceslices.json" ||
+  fail "the ResourceSlice has no ownerReference to Node $node"
+grep -Eq '^dranet_api_writes_total\{verb="create"\} [1-9]' "$logs/metrics.txt" ||
+  fail "dranetd counts no ResourceSlice create"
+# dranetd knows only the TLS port: the TLS connections beyond the test's own are its.
+(($(grep -c 'SSL connection using' "$logs/socat.log") > tls_before)) || fail "dranetd made no TLS connection"
+grep -q -- "--node-name=\"$node\"" "$logs/dranetd.log" || fail "dranetd did not take its node name from the args"
+grep -q -- '--kubeconfig=""' "$logs/dranetd.log" || fail "dranetd did not run without a kubeconfig"
+! grep -q '^E' "$logs/dranetd.log" || fail "dranetd logged errors"
+
+# -- SIGTERM: a clean exit. --
+kill -TERM "$dranetd"
+stop_deadline=$((SECONDS + stop_deadline_s))
+while kill -0 "$dranetd" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$dranetd/stat" 2>/dev/null) != Z ]]; do
+  ((SECONDS < stop_deadline)) || fail "dranetd still running $stop_deadline_s s after SIGTERM"
+  sleep 0.1
+done
+rc=0
+wait "$dranetd" || rc=$?
+[[ $rc -eq 0 ]] || fail "dranetd exited $rc after SIGTERM"
+grep -q 'shutting down' "$logs/dranetd.log" || fail "dranetd did not log its shutdown"
+[[ ! -e /var/lib/kubelet/plugins_registry/dra.net-reg.sock ]] || fail "dranetd left its registration socket behind"
+echo "dranet install.yaml args: ready, stopped cleanly"
