@@ -19,10 +19,11 @@ std::string FormatValue(double v) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
     return buf;
   }
-  // The shortest text that reads back as the same double: a Unix time keeps
-  // its sub-second digits, 0.1 stays "0.1".
+  // The shortest text that reads back as the same double, fixed or exponent
+  // form chosen as Go's client library does: a Unix time keeps its
+  // sub-second digits (1.795581234567e+09), 0.1 stays "0.1", 0.0001 "0.0001".
   char buf[32];
-  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  const auto end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general).ptr;
   return std::string(buf, end);
 }
 

@@ -206,6 +206,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     publisher_options.node_name = options.node_name;
     publisher = std::make_unique<kube::SlicePublisher>(*api, publisher_options, logger);
     metrics.OnCollect([&publisher](MetricsRegistry& r) {
+      if (!publisher) return;  // a scrape while stopping
       auto s = publisher->Stats();
       auto& writes = r.Counter("dranet_api_writes_total", "ResourceSlice writes to the API server", {"verb"});
       writes.Set(static_cast<double>(s.creates), {"create"});
@@ -276,9 +277,10 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   // so it reads this machine's own /proc, not the node root's.
   std::unique_ptr<kube::EventRecorder> events;
   if (api) events = std::make_unique<kube::EventRecorder>(*api, options.driver_name, options.node_name, logger);
-  BackgroundEvents background_events(logger);
   std::unique_ptr<kube::ClaimStatusWriter> status_writer;
   if (api) status_writer = std::make_unique<kube::ClaimStatusWriter>(*api, options.driver_name, logger);
+  // After what its writes use: it stops (and joins) before they are destroyed.
+  BackgroundEvents background_events(logger);
   auto& state_corrupt = metrics.Counter("dranet_state_corrupt_total", "Checkpoints discarded as corrupt at start");
   state::CheckpointOptions checkpoint_options;
   checkpoint_options.state_dir = options.state_dir;

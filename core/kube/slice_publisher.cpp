@@ -28,6 +28,7 @@ std::vector<SliceDevice> PoolContent(const std::vector<ResourceSlice>& slices) {
   return PoolContent(pointers);
 }
 
+
 std::string DeletePreconditions(const ResourceSlice& slice) {
   return R"({"apiVersion":"v1","kind":"DeleteOptions","preconditions":{"uid":")" + slice.uid +
          R"(","resourceVersion":")" + slice.resource_version + R"("}})";
@@ -221,11 +222,22 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& devices, st
                      std::max<int64_t>(generation, 1), node_uid_};
   // Invalid devices were reported by Publish(); building is silent here.
   std::vector<ResourceSlice> desired = BuildSlices(params, devices, NullLogger());
+  // A current slice that is none of ours (by name, after renames).
+  auto has_strangers = [&] {
+    std::set<std::string> names;
+    for (const auto& slice : desired) {
+      auto r = renamed_.find(slice.name);
+      names.insert(r == renamed_.end() ? slice.name : r->second);
+    }
+    return std::any_of(current.begin(), current.end(), [&](const ResourceSlice* s) { return !names.count(s->name); });
+  };
   if (current.empty() && last_generation > 0) {
     // Our slices are gone (deleted by someone): never go back to an old generation number.
     params.generation = last_generation + 1;
     desired = BuildSlices(params, devices, NullLogger());
-  } else if (!current.empty() && PoolContent(current) != PoolContent(desired)) {
+  } else if (!current.empty() && (PoolContent(current) != PoolContent(desired) || has_strangers())) {
+    // A slice of the pool we would not write (another writer's, such as the
+    // driver this one replaces) must not stand beside ours in one generation.
     params.generation = generation + 1;
     desired = BuildSlices(params, devices, NullLogger());
   }

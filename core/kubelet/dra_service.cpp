@@ -107,6 +107,7 @@ std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<Claim
     ClaimRequest request;
     std::promise<PrepareAnswer> promise;
     Outcome outcome;
+    double seconds = 0;  // its prepare, before the state is saved
   };
   std::vector<std::unique_ptr<Owned>> owned;
   std::vector<std::pair<std::string, std::shared_future<PrepareAnswer>>> joined;
@@ -132,9 +133,7 @@ std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<Claim
     tasks.push_back([this, j = job.get()](std::stop_token deadline_passed) {
       auto started = std::chrono::steady_clock::now();
       j->outcome = PrepareOne(j->request, deadline_passed);
-      if (deps_.observer)
-        deps_.observer("prepare", j->outcome.answer.error.empty() ? OperationStatus::kSuccess : OperationStatus::kFailed,
-                       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      j->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     });
   pool_.RunBatch(std::move(tasks), deadline);
 
@@ -166,6 +165,10 @@ std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<Claim
   }
   for (auto& job : owned) {
     const auto& o = job->outcome;
+    // After the state is saved: a claim whose save failed counts as failed.
+    if (deps_.observer)
+      deps_.observer("prepare", o.answer.error.empty() ? OperationStatus::kSuccess : OperationStatus::kFailed,
+                     job->seconds);
     if (o.answer.error.empty()) {
       log_.Info("claim prepared", {{"claim", Describe(job->request)},
                                    {"uid", job->request.uid},

@@ -1,5 +1,7 @@
 #include "state/plan_json.h"
 
+#include "base/json.h"
+
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -198,8 +200,12 @@ void WritePlan(Writer& w, const ClaimPlan& p) {
     w.Key("publishedAttributes");
     w.StartObject();
     for (const auto& [device, json] : p.published_attributes) {
+      // Re-read rather than pasted: the checkpoint stays valid, canonical
+      // JSON whatever the text holds (a record that is not an object is left out).
+      rapidjson::Document record;
+      if (!ParseJson(record, json).empty() || !record.IsObject()) continue;
       w.Key(device.c_str(), static_cast<rapidjson::SizeType>(device.size()));
-      w.RawValue(json.data(), json.size(), rapidjson::kObjectType);
+      record.Accept(w);
     }
     w.EndObject();
   }

@@ -274,9 +274,6 @@ TEST_F(DaemonPublishTest, PublishesGb300SliceAndIsQuietOnRestart) {
   EXPECT_EQ(again.Terminate(), 0);
 }
 
-// A checkpoint that cannot be read is moved aside, the daemon starts with no prepared claims,
-// and the user learns of it from a Warning Event on the Node. Node is cluster-scoped, so the
-// Event lives in "default" and names the Node with an empty namespace and the Node's uid.
 // A node that ran DRANET switches over: the image changes, the DaemonSet's
 // args and paths stay. DRANET's slice for the node (its own name, a stale
 // device, its pool generation) gives way to ours with a newer generation;
@@ -326,6 +323,9 @@ TEST_F(DaemonPublishTest, TakesTheNodeOverFromDranetSlicesStateAndPreparedClaims
   EXPECT_EQ(d.Terminate(), 0) << d.Log();
 }
 
+// A checkpoint that cannot be read is moved aside, the daemon starts with no prepared claims,
+// and the user learns of it from a Warning Event on the Node. Node is cluster-scoped, so the
+// Event lives in "default" and names the Node with an empty namespace and the Node's uid.
 TEST_F(DaemonPublishTest, CorruptCheckpointIsAnEventOnTheNodeAndStartsAnyway) {
   fs::create_directories(dir_ / "state");
   std::ofstream(dir_ / "state/prepared-claims.json") << R"({"kind":"DranetCheckpoint","version":1,"bootId":")";

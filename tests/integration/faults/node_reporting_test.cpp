@@ -359,6 +359,7 @@ TEST_P(PersistentAttributesTest, A4DevicesInAPodKeepTheirSliceAttributesOnlyUnde
   // Devices not in the pod are untouched either way.
   for (const auto& [device, attributes] : before) {
     if (std::find(devices_b.begin(), devices_b.end(), device) == devices_b.end()) {
+      ASSERT_TRUE(during.count(device)) << device << " left the slice";
       EXPECT_EQ(during.at(device), attributes) << device;
     }
   }
@@ -368,6 +369,13 @@ TEST_P(PersistentAttributesTest, A4DevicesInAPodKeepTheirSliceAttributesOnlyUnde
   ASSERT_TRUE(node.Run(Step::kStopPodB).ok);
   ASSERT_TRUE(node.Run(Step::kRemovePodB).ok);
   ASSERT_TRUE(node.Run(Step::kUnprepare).ok);
+  // The record went with the claim: until the snapshot has the netdevs back,
+  // the slice shows the host without them, gate or not.
+  ASSERT_TRUE(WaitForRepublish()) << node.daemon().Log();
+  const auto unprepared = PublishedAttributes(node);
+  for (const auto& device : devices_b)
+    EXPECT_TRUE(!unprepared.count(device) || unprepared.at(device).find("dra.net/ifName") == std::string::npos)
+        << device << " still publishes its record after unprepare: " << unprepared.at(device);
   snapshot.Restore();
   EXPECT_TRUE(PollUntil([&] { return PublishedAttributes(node) == before; })) << node.daemon().Log();
   if (HasFailure()) std::cout << node.daemon().Log();

@@ -87,8 +87,14 @@ TEST(Metrics, ValuesKeepEveryDigitTheyHave) {
   MetricsRegistry r;
   r.Gauge("t_seconds", "h").Set(1795581234.567);
   r.Gauge("small", "h").Set(0.1);
+  r.Gauge("smaller", "h").Set(0.0001);
+  r.Gauge("tiny", "h").Set(0.00001);
   const auto out = r.Render();
-  EXPECT_NE(out.find("t_seconds 1795581234.567\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("smaller 0.0001\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("tiny 1e-05\n"), std::string::npos) << out;
+  // Every digit kept (a Unix time to the millisecond), in the form Go's
+  // client prints such values.
+  EXPECT_NE(out.find("t_seconds 1.795581234567e+09\n"), std::string::npos) << out;
   EXPECT_NE(out.find("small 0.1\n"), std::string::npos) << out;
 }
 

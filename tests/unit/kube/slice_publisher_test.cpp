@@ -165,6 +165,27 @@ TEST_F(SlicePublisherTest, ForeignSliceHoldingOurNameIsWorkedAround) {
   EXPECT_EQ(Writes(), writes);
 }
 
+// The node's pool as another writer left it (the driver this one replaces),
+// under another slice name but with exactly our devices: ours replaces it in
+// a newer generation, never beside it in the same one.
+TEST_F(SlicePublisherTest, AnotherWritersSliceOfThePoolIsReplacedInANewerGeneration) {
+  {
+    SlicePublisher first(*client_, Options(), env_.log());
+    ASSERT_TRUE(first.WaitForSync(first.Publish(Devices(2)), kSyncDeadline));
+  }
+  std::string theirs = *env_.server().GetObject(kSlices, "node-1-dra.net-0");
+  ASSERT_TRUE(env_.server().DeleteObject(kSlices, "node-1-dra.net-0"));
+  theirs.replace(theirs.find("\"node-1-dra.net-0\""), 18, "\"node-1-dra.net-x7k2p\"");
+  env_.server().PutObject(kSlices, theirs);
+  SlicePublisher publisher(*client_, Options(), env_.log());
+  ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(Devices(2)), kSyncDeadline));
+  EXPECT_FALSE(env_.server().GetObject(kSlices, "node-1-dra.net-x7k2p").has_value());
+  auto slices = StoredSlices();
+  ASSERT_EQ(slices.size(), 1u);
+  EXPECT_STREQ(slices[0]["metadata"]["name"].GetString(), "node-1-dra.net-0");
+  EXPECT_EQ(slices[0]["spec"]["pool"]["generation"].GetInt64(), 2);
+}
+
 TEST_F(SlicePublisherTest, RepairsADeletedSlice) {
   SlicePublisher publisher(*client_, Options(), env_.log());
   ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(Devices(8)), kSyncDeadline));
