@@ -24,14 +24,8 @@ struct InspectCommand {
 std::string AttributeText(const inventory::Attributes& attrs, const std::string& name) {
   auto it = attrs.find(name);
   if (it == attrs.end()) return "-";
-  return std::visit([](const auto& v) -> std::string {
-    using T = std::decay_t<decltype(v)>;
-    if constexpr (std::is_same_v<T, std::string>) return v.empty() ? "\"\"" : v;
-    else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
-    else if constexpr (std::is_same_v<T, int64_t>) return std::to_string(v);
-    else if constexpr (std::is_same_v<T, inventory::IntList>) return inventory::FormatIntList(v);
-    else return v.value;
-  }, it->second);
+  const std::string text = inventory::FormatAttributeValue(it->second);
+  return text.empty() ? "\"\"" : text;
 }
 
 void PrintTable(const NodeView& view) {

@@ -134,13 +134,7 @@ std::string Describe(const simulate::AllocatedDevice& a) {
       if (it == attrs.end()) continue;
       std::string name = std::string(key).substr(std::string(key).find('/') + 1);
       if (name == "numaNode" && !facts.empty() && facts.back().rfind("numaNode", 0) == 0) continue;
-      std::visit([&](const auto& v) {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::string>) facts.push_back(name + "=" + v);
-        else if constexpr (std::is_same_v<T, int64_t>) facts.push_back(name + "=" + std::to_string(v));
-        else if constexpr (std::is_same_v<T, inventory::IntList>)
-          facts.push_back(name + "=" + inventory::FormatIntList(v));
-      }, it->second);
+      facts.push_back(name + "=" + inventory::FormatAttributeValue(it->second));
     }
     if (!facts.empty()) {
       s += " (";

@@ -32,10 +32,15 @@ using IntList = std::vector<int64_t>;
 using AttributeValue = std::variant<std::string, int64_t, bool, SemVer, IntList>;
 using Attributes = std::map<std::string, AttributeValue>;
 
-// An int list as text for people, "[1,0,2]".
-inline std::string FormatIntList(const IntList& values) {
+// A value as text for people: a string as it is, 42, true, 1.2.3, [1,0,2].
+inline std::string FormatAttributeValue(const AttributeValue& value) {
+  if (const auto* s = std::get_if<std::string>(&value)) return *s;
+  if (const auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
+  if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
+  if (const auto* v = std::get_if<SemVer>(&value)) return v->value;
+  const auto& list = std::get<IntList>(value);
   std::string out = "[";
-  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + std::to_string(values[i]);
+  for (std::size_t i = 0; i < list.size(); ++i) out += (i ? "," : "") + std::to_string(list[i]);
   return out + "]";
 }
 

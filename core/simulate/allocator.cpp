@@ -37,14 +37,8 @@ const inventory::AttributeValue* Attr(const SliceDevice& d, const std::string& k
 }
 
 std::string AttrText(const inventory::AttributeValue& v) {
-  struct Visitor {
-    std::string operator()(const std::string& s) const { return "\"" + s + "\""; }
-    std::string operator()(int64_t i) const { return std::to_string(i); }
-    std::string operator()(bool b) const { return b ? "true" : "false"; }
-    std::string operator()(const inventory::SemVer& s) const { return s.value; }
-    std::string operator()(const inventory::IntList& l) const { return inventory::FormatIntList(l); }
-  };
-  return std::visit(Visitor{}, v);
+  const std::string text = inventory::FormatAttributeValue(v);
+  return std::holds_alternative<std::string>(v) ? "\"" + text + "\"" : text;
 }
 
 // An int or int list as a sorted set; nullopt for the other kinds.

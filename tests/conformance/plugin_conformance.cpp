@@ -116,14 +116,7 @@ std::string RunAll(const fs::path& host_root, dranet::Logger& logger) {
   host.Annotate(devices);
   for (const auto& d : devices)
     for (const auto& [k, v] : d.attributes) {
-      out << d.name << " " << k << "=";
-      std::visit([&](const auto& x) {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, dranet::inventory::SemVer>) out << x.value;
-        else if constexpr (std::is_same_v<T, dranet::inventory::IntList>) out << dranet::inventory::FormatIntList(x);
-        else out << x;
-      }, v);
-      out << "\n";
+      out << d.name << " " << k << "=" << dranet::inventory::FormatAttributeValue(v) << "\n";
     }
   for (const auto& d : host.Discover()) out << "discovered " << d.name << "\n";
   auto edits = host.Inject({"ns", "claim", "uid"}, devices);
