@@ -40,6 +40,7 @@ FLAGS = [
     ("driverName", "--driver-name", "scalar"),
     ("kubeconfig", "--kubeconfig", "optional"),
     ("publish", "--publish", "scalar"),
+    ("resourceApiVersion", "--resource-api-version", "scalar"),
     ("moveIbInterfaces", "--move-ib-interfaces", "scalar"),
     ("filter", "--filter", "nullable"),
     ("metricsAddress", "--metrics-address", "scalar"),
@@ -342,7 +343,7 @@ def device_classes(values):
     out = []
     for name, expression in (("dranet", every), ("dranet.net", every), ("dranet-rdma", rdma)):
         out.append({
-            "apiVersion": "resource.k8s.io/v1",
+            "apiVersion": values["deviceClasses"]["apiVersion"],
             "kind": "DeviceClass",
             "metadata": {"name": name, "labels": labels(values)},
             "spec": {"selectors": [{"cel": {"expression": expression}}]},

@@ -217,7 +217,7 @@ void AddSimulateCommand(CLI::App& app, int& exit_code) {
 void AddTemplatesCommand(CLI::App& app, int& exit_code) {
   struct TemplatesCommand {
     NodeViewFlags node;
-    std::string gpu_slices_file, namespace_name, nic_class = "dranet.net";
+    std::string gpu_slices_file, namespace_name, nic_class = "dranet.net", api_version = "v1";
     int nics_per_gpu = 0;
   };
   auto cmd = std::make_shared<TemplatesCommand>();
@@ -230,12 +230,17 @@ void AddTemplatesCommand(CLI::App& app, int& exit_code) {
   sub->add_option("--namespace", cmd->namespace_name, "metadata.namespace of the templates");
   sub->add_option("--nic-class", cmd->nic_class, "DeviceClass of dranet's NICs");
   sub->add_option("--nics-per-gpu", cmd->nics_per_gpu, "NICs per template (0: every nearest NIC)");
+  sub->add_option("--api-version", cmd->api_version,
+                  "resource.k8s.io version of the templates: v1 (Kubernetes 1.34+), v1beta2 (1.33) or v1beta1 "
+                  "(1.32, 1.33)")
+      ->check(CLI::IsMember({"v1", "v1beta2", "v1beta1"}));
   sub->callback([cmd, &exit_code] {
     NodeView view = BuildNodeView(cmd->node);
     simulate::AlignedTemplateOptions options;
     options.nic_class = cmd->nic_class;
     options.namespace_name = cmd->namespace_name;
     options.nics_per_gpu = cmd->nics_per_gpu;
+    options.api_version = cmd->api_version;
     auto gpus = LoadGpuSlices(cmd->gpu_slices_file, view.node_name);
     auto templates = simulate::GenerateAlignedTemplates(view.devices, gpus, options);
     for (const auto& t : templates)

@@ -30,6 +30,7 @@
 #include "kube/cluster_config.h"
 #include "kube/event_recorder.h"
 #include "kube/json_fields.h"
+#include "kube/resource_api.h"
 #include "kube/resource_claim.h"
 #include "kube/slice_publisher.h"
 #include "kubelet/kubelet_plugin.h"
@@ -190,12 +191,19 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
 
   // Kubernetes API.
   std::unique_ptr<kube::ApiClient> api;
+  std::unique_ptr<kube::ResourceApi> resource_api;
   std::unique_ptr<kube::SlicePublisher> publisher;
   if (options.publish) {
     try {
       kube::ClusterConfig cluster =
           options.kubeconfig.empty() ? kube::LoadInClusterConfig() : kube::LoadKubeconfig(options.kubeconfig);
       api = std::make_unique<kube::ApiClient>(cluster, logger);
+      if (auto pinned = kube::ParseResourceApiVersion(options.resource_api_version)) {
+        resource_api = std::make_unique<kube::ResourceApi>(*pinned);
+        logger.Info("speaking " + kube::GroupVersion(*pinned), {{"flag", "--resource-api-version"}});
+      } else {
+        resource_api = std::make_unique<kube::ResourceApi>(*api, logger);
+      }
     } catch (const std::exception& e) {
       logger.Error("cannot reach the Kubernetes API: give --kubeconfig, run in a pod, or --publish=false",
                    {{"error", e.what()}});
@@ -204,9 +212,13 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     kube::SlicePublisherOptions publisher_options;
     publisher_options.driver = options.driver_name;
     publisher_options.node_name = options.node_name;
+    publisher_options.resource_api = resource_api.get();
     publisher = std::make_unique<kube::SlicePublisher>(*api, publisher_options, logger);
-    metrics.OnCollect([&publisher](MetricsRegistry& r) {
+    metrics.OnCollect([&publisher, &resource_api](MetricsRegistry& r) {
       if (!publisher) return;  // a scrape while stopping
+      auto& spoken = r.Gauge("dranet_resource_api_info", "The resource.k8s.io version spoken to the API server (1)",
+                             {"version"});
+      if (auto version = resource_api->Known()) spoken.Set(1, {std::string(kube::VersionName(*version))});
       auto s = publisher->Stats();
       auto& writes = r.Counter("dranet_api_writes_total", "ResourceSlice writes to the API server", {"verb"});
       writes.Set(static_cast<double>(s.creates), {"create"});
@@ -278,7 +290,8 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   std::unique_ptr<kube::EventRecorder> events;
   if (api) events = std::make_unique<kube::EventRecorder>(*api, options.driver_name, options.node_name, logger);
   std::unique_ptr<kube::ClaimStatusWriter> status_writer;
-  if (api) status_writer = std::make_unique<kube::ClaimStatusWriter>(*api, options.driver_name, logger);
+  if (api)
+    status_writer = std::make_unique<kube::ClaimStatusWriter>(*api, options.driver_name, logger, resource_api.get());
   // After what its writes use: it stops (and joins) before they are destroyed.
   BackgroundEvents background_events(logger);
   auto& state_corrupt = metrics.Counter("dranet_state_corrupt_total", "Checkpoints discarded as corrupt at start");
@@ -328,7 +341,9 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   std::unique_ptr<kube::ResourceClaimReader> claim_reader;
   std::unique_ptr<kubelet::KubeletPlugin> kubelet_plugin;
   if (options.kubelet_plugin && api) {
-    claim_reader = std::make_unique<kube::ResourceClaimReader>(*api, logger);
+    kube::ResourceClaimReaderOptions reader_options;
+    reader_options.resource_api = resource_api.get();
+    claim_reader = std::make_unique<kube::ResourceClaimReader>(*api, logger, reader_options);
     kubelet::KubeletPluginOptions kubelet_options;
     kubelet_options.driver_name = options.driver_name;
     kubelet_options.node_name = options.node_name;
@@ -371,8 +386,10 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     kubelet_plugin->SetEventSink([&](const kubelet::ClaimRequest& claim, const std::string& reason,
                                      const std::string& message) {
       if (events)
-        background_events.Post([&events, claim, reason, message] {
-          events->Record({"resource.k8s.io/v1", "ResourceClaim", claim.namespace_name, claim.name, claim.uid},
+        background_events.Post([&events, &resource_api, claim, reason, message] {
+          // The claim was read in the version spoken, so it is known by now.
+          const auto version = resource_api->Known().value_or(kube::ResourceApiVersion::kV1);
+          events->Record({kube::GroupVersion(version), "ResourceClaim", claim.namespace_name, claim.name, claim.uid},
                          kube::EventType::kWarning, reason, message);
         });
     });

@@ -24,6 +24,9 @@ struct DaemonOptions {
   std::string driver_name = "dra.net";
   std::string kubeconfig;  // empty: in-cluster configuration
   bool publish = true;     // publish ResourceSlices to the API server
+  // The resource.k8s.io version spoken: "auto" (the newest the API server
+  // serves of v1, v1beta2, v1beta1), or one of them.
+  std::string resource_api_version = "auto";
   bool move_ib_interfaces = true;  // false: IPoIB netdevs skipped, HCAs published IB-only
   std::string filter{"<dranet default>"};  // publish filter (CEL, DRANET's dialect); "" = none
   std::string metrics_address = ":9177";

@@ -41,6 +41,10 @@ int main(int argc, char** argv) {
   app.add_option("--driver-name", options.driver_name, "DRA driver name");
   app.add_option("--kubeconfig", options.kubeconfig, "Kubeconfig file (default: in-cluster configuration)");
   app.add_option("--publish", options.publish, "Publish ResourceSlices to the API server");
+  app.add_option("--resource-api-version", options.resource_api_version,
+                 "resource.k8s.io version to speak: auto (the newest the API server serves), v1 (Kubernetes 1.34+), "
+                 "v1beta2 (1.33) or v1beta1 (1.32, 1.33)")
+      ->check(CLI::IsMember({"auto", "v1", "v1beta2", "v1beta1"}));
   app.add_option("--move-ib-interfaces", options.move_ib_interfaces,
                  "Publish IPoIB netdevs; false publishes their HCAs IB-only");
   app.add_option("--filter", options.filter,

@@ -66,11 +66,11 @@ std::string NowRfc3339() {
 
 std::string ClaimStatusApplyJson(const std::string& namespace_name, const std::string& name,
                                  const std::vector<AllocatedDeviceStatus>& devices,
-                                 const std::string& now, Logger& log) {
+                                 const std::string& now, Logger& log, ResourceApiVersion version) {
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
   writer.StartObject();
-  Field(writer, "apiVersion", "resource.k8s.io/v1");
+  Field(writer, "apiVersion", GroupVersion(version));
   Field(writer, "kind", "ResourceClaim");
   writer.Key("metadata");
   writer.StartObject();
@@ -109,14 +109,16 @@ std::string ClaimStatusApplyJson(const std::string& namespace_name, const std::s
   return {buffer.GetString(), buffer.GetSize()};
 }
 
-ClaimStatusWriter::ClaimStatusWriter(ApiClient& client, std::string field_manager, Logger& log)
-    : client_(client), field_manager_(std::move(field_manager)), log_(log) {}
+ClaimStatusWriter::ClaimStatusWriter(ApiClient& client, std::string field_manager, Logger& log,
+                                     ResourceApi* resource_api)
+    : client_(client), field_manager_(std::move(field_manager)), log_(log), resource_api_(resource_api) {}
 
 void ClaimStatusWriter::Apply(const std::string& namespace_name, const std::string& name,
                               const std::vector<AllocatedDeviceStatus>& devices,
                               std::stop_token stop) {
-  std::string body = ClaimStatusApplyJson(namespace_name, name, devices, NowRfc3339(), log_);
-  client_.Apply(NamespacedPath("/apis/resource.k8s.io/v1", namespace_name, "resourceclaims", name) + "/status",
+  const ResourceApiVersion version = ResourceApi::Of(resource_api_, stop);
+  std::string body = ClaimStatusApplyJson(namespace_name, name, devices, NowRfc3339(), log_, version);
+  client_.Apply(NamespacedPath(GroupVersionPath(version), namespace_name, "resourceclaims", name) + "/status",
                 body, field_manager_, /*force=*/true, stop);
   log_.Verbose(1, "claim status applied",
                {{"claim", namespace_name + "/" + name}, {"devices", devices.size()}});

@@ -6,7 +6,8 @@
 // It is written with server-side apply on the /status subresource, field manager = driver name,
 // force = true: status.devices is a list-map keyed by driver+pool+device+shareID, so apply
 // merges our entries and leaves other drivers' entries alone (a merge patch would replace the
-// whole list). See k8s.io/api resource/v1 AllocatedDeviceStatus.
+// whole list). See k8s.io/api resource/v1 AllocatedDeviceStatus; v1beta2 and v1beta1 have the
+// same JSON, so only the apiVersion and the path follow the version spoken.
 //
 // Thread-safety: ClaimStatusWriter::Apply may be called concurrently.
 #include <cstdint>
@@ -17,6 +18,7 @@
 
 #include "base/log.h"
 #include "kube/api_client.h"
+#include "kube/resource_api.h"
 
 namespace dranet::kube {
 
@@ -46,20 +48,24 @@ struct AllocatedDeviceStatus {
   std::optional<NetworkDeviceData> network_data;
 };
 
-// The apply body: {"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim",
-// "metadata":{"name","namespace"},"status":{"devices":[…]}}. `now` fills empty
-// lastTransitionTime fields. Entries beyond the API's limits are cut (with a log line).
+// The apply body: {"apiVersion":"resource.k8s.io/<version>","kind":"ResourceClaim",
+// "metadata":{"name","namespace"},"status":{"devices":[…]}} (apply refuses a body whose
+// apiVersion is not the URL's). `now` fills empty lastTransitionTime fields. Entries beyond
+// the API's limits are cut (with a log line).
 std::string ClaimStatusApplyJson(const std::string& namespace_name, const std::string& name,
                                  const std::vector<AllocatedDeviceStatus>& devices,
-                                 const std::string& now, Logger& log);
+                                 const std::string& now, Logger& log,
+                                 ResourceApiVersion version = ResourceApiVersion::kV1);
 
 // The current time as RFC 3339 UTC with seconds precision ("2025-01-01T00:00:00Z").
 std::string NowRfc3339();
 
 class ClaimStatusWriter {
  public:
-  // `field_manager` is the driver name ("dra.net"). `client`, `log` must outlive the writer.
-  ClaimStatusWriter(ApiClient& client, std::string field_manager, Logger& log);
+  // `field_manager` is the driver name ("dra.net"). `client`, `log` and `resource_api` (the
+  // version to speak; null: v1) must outlive the writer.
+  ClaimStatusWriter(ApiClient& client, std::string field_manager, Logger& log,
+                    ResourceApi* resource_api = nullptr);
   // Applies `devices` to claim namespace/name. Throws ApiError naming the claim on failure.
   void Apply(const std::string& namespace_name, const std::string& name,
              const std::vector<AllocatedDeviceStatus>& devices, std::stop_token stop = {});
@@ -68,6 +74,7 @@ class ClaimStatusWriter {
   ApiClient& client_;
   std::string field_manager_;
   Logger& log_;
+  ResourceApi* resource_api_;
 };
 
 }  // namespace dranet::kube

@@ -14,6 +14,12 @@ namespace dranet::kube {
 
 void RunListWatch(ApiClient& client, const std::string& path, const ListWatchOptions& options,
                   const ListWatchHandlers& handlers, Logger& log, std::stop_token stop) {
+  RunListWatch(client, [&path] { return path; }, options, handlers, log, std::move(stop));
+}
+
+void RunListWatch(ApiClient& client, const std::function<std::string()>& path_now, const ListWatchOptions& options,
+                  const ListWatchHandlers& handlers, Logger& log, std::stop_token stop) {
+  std::string path;
   std::string resource_version;
   bool first = true;
   int failures = 0;
@@ -22,6 +28,7 @@ void RunListWatch(ApiClient& client, const std::string& path, const ListWatchOpt
   while (!stop.stop_requested()) {
     try {
       if (resource_version.empty()) {
+        path = path_now();
         ListOptions list_options = options.list;
         list_options.resource_version.clear();
         rapidjson::Document list = client.List(path, list_options, stop);

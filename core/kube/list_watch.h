@@ -34,6 +34,11 @@ struct ListWatchOptions {
 
 void RunListWatch(ApiClient& client, const std::string& path, const ListWatchOptions& options,
                   const ListWatchHandlers& handlers, Logger& log, std::stop_token stop);
+// The same for a collection whose path may change between lists (the resource.k8s.io version
+// spoken): `path` is asked before every (re)list; when it throws, that list fails and is
+// retried like any other.
+void RunListWatch(ApiClient& client, const std::function<std::string()>& path, const ListWatchOptions& options,
+                  const ListWatchHandlers& handlers, Logger& log, std::stop_token stop);
 
 // Starts `body` on a new thread named `name` (at most 15 characters).
 std::thread NamedThread(const char* name, std::function<void()> body);

@@ -90,9 +90,10 @@ ResourceClaimReader::~ResourceClaimReader() {
   if (watch_thread_.joinable()) watch_thread_.join();
 }
 
-std::string ResourceClaimReader::CollectionPath() const {
-  if (options_.namespace_name.empty()) return "/apis/resource.k8s.io/v1/resourceclaims";
-  return "/apis/resource.k8s.io/v1/namespaces/" + options_.namespace_name + "/resourceclaims";
+std::string ResourceClaimReader::CollectionPath(std::stop_token stop) const {
+  const std::string prefix = GroupVersionPath(ResourceApi::Of(options_.resource_api, std::move(stop)));
+  if (options_.namespace_name.empty()) return prefix + "/resourceclaims";
+  return NamespacedPath(prefix, options_.namespace_name, "resourceclaims");
 }
 
 ResourceClaim ResourceClaimReader::Get(const std::string& namespace_name, const std::string& name,
@@ -111,8 +112,8 @@ ResourceClaim ResourceClaimReader::Get(const std::string& namespace_name, const 
   }
   rapidjson::Document object;
   try {
-    object = client_.Get(NamespacedPath("/apis/resource.k8s.io/v1", namespace_name, "resourceclaims", name), stop,
-                         kMaxObjectBytes);
+    const std::string prefix = GroupVersionPath(ResourceApi::Of(options_.resource_api, stop));
+    object = client_.Get(NamespacedPath(prefix, namespace_name, "resourceclaims", name), stop, kMaxObjectBytes);
   } catch (const ApiError& error) {
     if (error.IsNotFound())
       throw ClaimError("ResourceClaim " + key + " (uid " + uid +
@@ -176,7 +177,7 @@ void ResourceClaimReader::WatchLoop(std::stop_token stop) {
     if (event.type == "DELETED") cache_.erase(key);
     else cache_[key] = std::move(claim);
   };
-  RunListWatch(client_, CollectionPath(), options, handlers, log_, stop);
+  RunListWatch(client_, [this, stop] { return CollectionPath(stop); }, options, handlers, log_, stop);
 }
 
 }  // namespace dranet::kube

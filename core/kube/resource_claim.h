@@ -12,6 +12,9 @@
 // on every node costs the API server one stream per node and memory for every claim. Without
 // it each prepare costs one GET (the kubelet calls prepare once per claim and pod).
 //
+// Claims are read in the resource.k8s.io version `resource_api` says (v1 without one); the
+// fields read here have the same JSON in v1, v1beta2 and v1beta1.
+//
 // Thread-safety: Get() may be called concurrently (prepare calls run in parallel).
 #include <cstdint>
 #include <map>
@@ -26,6 +29,7 @@
 
 #include "base/log.h"
 #include "kube/api_client.h"
+#include "kube/resource_api.h"
 
 namespace dranet::kube {
 
@@ -86,6 +90,8 @@ struct ResourceClaimReaderOptions {
   bool watch = false;           // keep a cache with a cluster-wide (or one-namespace) watch
   std::string namespace_name;   // watch only this namespace; empty: all
   int watch_timeout_seconds = 300;
+  // The resource.k8s.io version to speak; null: v1. Must outlive the reader.
+  ResourceApi* resource_api = nullptr;
 };
 
 class ResourceClaimReader {
@@ -109,7 +115,7 @@ class ResourceClaimReader {
 
  private:
   void WatchLoop(std::stop_token stop);
-  std::string CollectionPath() const;
+  std::string CollectionPath(std::stop_token stop) const;
 
   ApiClient& client_;
   Logger& log_;

@@ -114,16 +114,16 @@ bool ParseAttributeValue(const rapidjson::Value& json, inventory::AttributeValue
   return true;
 }
 
-SliceDevice ParseDevice(const rapidjson::Value& json, const std::string& driver, bool& foreign) {
-  SliceDevice device;
-  if (!json.IsObject()) {
-    foreign = true;
-    return device;
-  }
+// Reads the fields of one device into `device`: `json` is the device, or (v1beta1) its
+// `basic` object.
+void ParseDeviceFields(const rapidjson::Value& json, const std::string& driver, bool nested, SliceDevice& device,
+                       bool& foreign) {
   for (const auto& member : json.GetObject()) {
     std::string_view key(member.name.GetString(), member.name.GetStringLength());
-    if (key == "name") {
+    if (key == "name" && !nested) {
       device.name = StringField(json, "name");
+    } else if (key == "basic" && !nested && member.value.IsObject()) {
+      ParseDeviceFields(member.value, driver, true, device, foreign);
     } else if (key == "attributes" && member.value.IsObject()) {
       for (const auto& attribute : member.value.GetObject()) {
         std::string name(attribute.name.GetString(), attribute.name.GetStringLength());
@@ -140,6 +140,15 @@ SliceDevice ParseDevice(const rapidjson::Value& json, const std::string& driver,
       foreign = true;  // capacity, taints, counters, per-device node selection…
     }
   }
+}
+
+SliceDevice ParseDevice(const rapidjson::Value& json, const std::string& driver, bool& foreign) {
+  SliceDevice device;
+  if (!json.IsObject()) {
+    foreign = true;
+    return device;
+  }
+  ParseDeviceFields(json, driver, false, device, foreign);
   return device;
 }
 
@@ -234,10 +243,11 @@ std::vector<ResourceSlice> BuildSlices(const SliceParams& params,
   return slices;
 }
 
-void WriteSlice(rapidjson::Writer<rapidjson::StringBuffer>& writer, const ResourceSlice& slice) {
+void WriteSlice(rapidjson::Writer<rapidjson::StringBuffer>& writer, const ResourceSlice& slice,
+                ResourceApiVersion version) {
   writer.StartObject();
   writer.Key("apiVersion");
-  WriteString(writer, kResourceApiVersion);
+  WriteString(writer, GroupVersion(version));
   writer.Key("kind");
   writer.String("ResourceSlice");
 
@@ -300,6 +310,11 @@ void WriteSlice(rapidjson::Writer<rapidjson::StringBuffer>& writer, const Resour
     writer.StartObject();
     writer.Key("name");
     WriteString(writer, device.name);
+    const bool basic = WrapsDevicesInBasic(version);
+    if (basic) {
+      writer.Key("basic");
+      writer.StartObject();
+    }
     writer.Key("attributes");
     writer.StartObject();
     for (const auto& [name, value] : device.attributes) {
@@ -307,6 +322,7 @@ void WriteSlice(rapidjson::Writer<rapidjson::StringBuffer>& writer, const Resour
       WriteAttributeValue(writer, value);
     }
     writer.EndObject();
+    if (basic) writer.EndObject();
     writer.EndObject();
   }
   writer.EndArray();
@@ -314,20 +330,34 @@ void WriteSlice(rapidjson::Writer<rapidjson::StringBuffer>& writer, const Resour
   writer.EndObject();
 }
 
-std::string SliceToJson(const ResourceSlice& slice) {
+std::string SliceToJson(const ResourceSlice& slice, ResourceApiVersion version) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  WriteSlice(writer, slice);
+  WriteSlice(writer, slice, version);
   return {buffer.GetString(), buffer.GetSize()};
 }
 
-std::string SlicesToJson(const std::vector<ResourceSlice>& slices) {
+std::string SlicesToJson(const std::vector<ResourceSlice>& slices, ResourceApiVersion version) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   writer.StartArray();
-  for (const auto& slice : slices) WriteSlice(writer, slice);
+  for (const auto& slice : slices) WriteSlice(writer, slice, version);
   writer.EndArray();
   return {buffer.GetString(), buffer.GetSize()};
+}
+
+std::vector<inventory::Device> WithScalarAttributes(std::vector<inventory::Device> devices) {
+  for (auto& device : devices)
+    for (auto& [name, value] : device.attributes)
+      if (const auto* list = std::get_if<inventory::IntList>(&value); list && !list->empty()) {
+        const int64_t first = list->front();  // copied: the assignment destroys the list
+        value = first;
+      }
+  return devices;
+}
+
+bool AnyListAttribute(const std::vector<inventory::Device>& devices) {
+  return std::any_of(devices.begin(), devices.end(), [](const auto& d) { return HasListAttribute(d); });
 }
 
 std::string AttributesToJson(const inventory::Attributes& attributes) {

@@ -1,12 +1,14 @@
 #pragma once
-// core/kube/resource_slice.h — the resource.k8s.io/v1 ResourceSlice as we publish it.
+// core/kube/resource_slice.h — the ResourceSlice as we publish it (resource.k8s.io v1,
+// v1beta2 or v1beta1: see kube/resource_api.h).
 //
 // BuildSlices() turns the node's inventory into the slices of one pool (pool = node name,
 // driver "dra.net"): devices are validated against the API server's limits, sorted by name
 // and cut into slices of at most 128 devices (64 for a slice with a device that has a list
 // attribute).
-// SliceToJson() renders one slice exactly as the API takes it; ParseSlice() reads one back
-// from the API server so that the publisher can compare semantically.
+// SliceToJson() renders one slice exactly as the API takes it, in the version spoken;
+// ParseSlice() reads one back in any of them (v1beta1's `devices[].basic` unwrapped) so that
+// the publisher can compare semantically.
 //
 // Naming: slices get a deterministic metadata.name "<node>-<driver>-<index>" instead of
 // generateName. A create whose response is lost (timeout, apiserver restart) then cannot
@@ -33,11 +35,11 @@
 
 #include "base/log.h"
 #include "inventory/device.h"
+#include "kube/resource_api.h"
 
 namespace dranet::kube {
 
 inline constexpr std::string_view kDefaultDriverName = "dra.net";
-inline constexpr std::string_view kResourceApiVersion = "resource.k8s.io/v1";
 
 // API server validation limits (kubernetes/kubernetes pkg/apis/resource/validation).
 // The API lowers the devices per slice to 64 when a device of the slice has taints, consumes
@@ -118,12 +120,20 @@ std::vector<ResourceSlice> BuildSlices(const SliceParams& params,
                                        const std::vector<inventory::Device>& devices,
                                        Logger& log);
 
-// Renders one slice as a resource.k8s.io/v1 ResourceSlice object. uid is never written;
-// resourceVersion only when set (updates need it).
-void WriteSlice(rapidjson::Writer<rapidjson::StringBuffer>& writer, const ResourceSlice& slice);
-std::string SliceToJson(const ResourceSlice& slice);
+// Renders one slice as a ResourceSlice object of `version` (v1beta1: each device's attributes
+// under `basic`). uid is never written; resourceVersion only when set (updates need it).
+void WriteSlice(rapidjson::Writer<rapidjson::StringBuffer>& writer, const ResourceSlice& slice,
+                ResourceApiVersion version = ResourceApiVersion::kV1);
+std::string SliceToJson(const ResourceSlice& slice, ResourceApiVersion version = ResourceApiVersion::kV1);
 // A JSON array of slices (what `dranetctl inspect -o json` prints).
-std::string SlicesToJson(const std::vector<ResourceSlice>& slices);
+std::string SlicesToJson(const std::vector<ResourceSlice>& slices,
+                         ResourceApiVersion version = ResourceApiVersion::kV1);
+
+// `devices` with every list attribute cut to its first value (a numaNode list becomes the
+// device's own node), for a version that has no list values (HasListAttributes()).
+std::vector<inventory::Device> WithScalarAttributes(std::vector<inventory::Device> devices);
+// Whether any device has a list attribute.
+bool AnyListAttribute(const std::vector<inventory::Device>& devices);
 
 // One device's attributes as the JSON object a slice carries for it
 // ({"dra.net/ifName":{"string":"eth1"},…}), and back: how the checkpoint
@@ -133,8 +143,8 @@ std::string SlicesToJson(const std::vector<ResourceSlice>& slices);
 std::string AttributesToJson(const inventory::Attributes& attributes);
 inventory::Attributes AttributesFromJson(std::string_view json);
 
-// Reads a ResourceSlice object as returned by the API server. Bare attribute keys are
-// qualified with the slice's driver. Throws std::invalid_argument when `object` is not an
+// Reads a ResourceSlice object as returned by the API server, of any version we speak. Bare
+// attribute keys are qualified with the slice's driver. Throws std::invalid_argument when `object` is not an
 // object with metadata.name and spec.
 ResourceSlice ParseSlice(const rapidjson::Value& object);
 

@@ -10,8 +10,6 @@
 namespace dranet::kube {
 namespace {
 
-constexpr const char* kSlicesPath = "/apis/resource.k8s.io/v1/resourceslices";
-
 // All devices of the slices in `slices`, sorted by name: the pool's content, whatever the
 // split into slices.
 std::vector<SliceDevice> PoolContent(const std::vector<const ResourceSlice*>& slices) {
@@ -81,7 +79,9 @@ SlicePublisherStats SlicePublisher::Stats() const {
   return stats_;
 }
 
-std::string SlicePublisher::CollectionPath() const { return kSlicesPath; }
+std::string SlicePublisher::CollectionPath(ResourceApiVersion version) const {
+  return GroupVersionPath(version) + "/resourceslices";
+}
 
 std::string SlicePublisher::FieldSelector() const {
   return "spec.nodeName=" + options_.node_name + ",spec.driver=" + options_.driver;
@@ -176,7 +176,7 @@ void SlicePublisher::ResolveNodeUid(std::stop_token stop) {
 bool SlicePublisher::HeldByAnother(const std::string& name, std::stop_token stop) {
   rapidjson::Document held;
   try {
-    held = client_.Get(CollectionPath() + "/" + name, stop);
+    held = client_.Get(CollectionPath(ResourceApi::Of(options_.resource_api, stop)) + "/" + name, stop);
   } catch (const ApiError& error) {
     if (error.IsNotFound()) return false;  // gone meanwhile: the retry creates it
     throw;
@@ -188,11 +188,29 @@ bool SlicePublisher::HeldByAnother(const std::string& name, std::stop_token stop
   return field("driver") != options_.driver || field("nodeName") != options_.node_name;
 }
 
-void SlicePublisher::Reconcile(const std::vector<inventory::Device>& devices, std::stop_token stop) {
+void SlicePublisher::Reconcile(const std::vector<inventory::Device>& inventory, std::stop_token stop) {
   ResolveNodeUid(stop);
+  const ResourceApiVersion version = ResourceApi::Of(options_.resource_api, stop);
+  const std::string collection = CollectionPath(version);
   ListOptions list_options;
   list_options.field_selector = FieldSelector();
-  rapidjson::Document list = client_.List(CollectionPath(), list_options, stop);
+  rapidjson::Document list;
+  try {
+    list = client_.List(collection, list_options, stop);
+  } catch (const ApiError& error) {
+    // A collection is never missing while its version is served.
+    if (error.IsNotFound() && options_.resource_api) options_.resource_api->Rediscover(version);
+    throw;
+  }
+  std::vector<inventory::Device> scalar_only;
+  if (!HasListAttributes(version) && AnyListAttribute(inventory)) {
+    if (!warned_lists_dropped_)
+      log_.Warning("list attributes need resource.k8s.io/v1; publishing each list's first value",
+                   {{"spoken", GroupVersion(version)}, {"gate", "DRAListTypeAttributes"}});
+    warned_lists_dropped_ = true;
+    scalar_only = WithScalarAttributes(inventory);
+  }
+  const auto& devices = scalar_only.empty() ? inventory : scalar_only;
 
   std::vector<ResourceSlice> stored;
   if (list.HasMember("items") && list["items"].IsArray()) {
@@ -251,10 +269,10 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& devices, st
     if (auto r = renamed_.find(generated_name); r != renamed_.end()) slice.name = r->second;
     wanted.insert(slice.name);
     auto it = stored_by_name.find(slice.name);
-    std::string path = CollectionPath() + "/" + slice.name;
+    std::string path = collection + "/" + slice.name;
     if (it == stored_by_name.end()) {
       try {
-        client_.Create(CollectionPath(), SliceToJson(slice), stop);
+        client_.Create(collection, SliceToJson(slice, version), stop);
       } catch (const ApiError& error) {
         // The name may be held by a slice that is not ours (another driver
         // or node): then ours goes under another name from the next pass on,
@@ -273,7 +291,7 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& devices, st
     } else if (!SemanticallyEqual(slice, *it->second)) {
       ResourceSlice update = slice;
       update.resource_version = it->second->resource_version;
-      client_.Update(path, SliceToJson(update), stop);
+      client_.Update(path, SliceToJson(update, version), stop);
       ++updates;
       log_.Info("ResourceSlice updated", {{"slice", slice.name}, {"devices", slice.devices.size()},
                                           {"generation", slice.pool_generation}});
@@ -281,7 +299,7 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& devices, st
   }
   for (const auto& slice : stored) {
     if (wanted.count(slice.name)) continue;
-    client_.Delete(CollectionPath() + "/" + slice.name, DeletePreconditions(slice), stop);
+    client_.Delete(collection + "/" + slice.name, DeletePreconditions(slice), stop);
     ++deletes;
     log_.Info("ResourceSlice deleted", {{"slice", slice.name}, {"pool", slice.pool_name}});
   }
@@ -326,7 +344,9 @@ void SlicePublisher::WatchLoop(std::stop_token stop) {
     }
     if (!expected) ScheduleRepair(event.type.c_str(), name);
   };
-  RunListWatch(client_, CollectionPath(), options, handlers, log_, stop);
+  RunListWatch(
+      client_, [this, stop] { return CollectionPath(ResourceApi::Of(options_.resource_api, stop)); }, options,
+      handlers, log_, stop);
 }
 
 }  // namespace dranet::kube

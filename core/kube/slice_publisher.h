@@ -15,6 +15,10 @@
 // retried with jittered exponential backoff (the API client retries single calls first), so a
 // fleet of nodes does not return in lock-step after an API server outage.
 //
+// The slices are written in the resource.k8s.io version `resource_api` says (v1 without one);
+// a 404 for the collection makes it ask the API server again. A version without list values
+// gets list attributes cut to their first value, with one warning.
+//
 // The Node's UID (for the ownerReference that lets the garbage collector delete our slices
 // with the Node) is read once from GET /api/v1/nodes/<node>; while the Node cannot be read
 // the slices are published without an owner and fixed up later.
@@ -34,6 +38,7 @@
 #include "base/log.h"
 #include "inventory/device.h"
 #include "kube/api_client.h"
+#include "kube/resource_api.h"
 #include "kube/resource_slice.h"
 
 namespace dranet::kube {
@@ -51,6 +56,8 @@ struct SlicePublisherOptions {
   std::chrono::seconds resync_interval{600};
   bool watch = true;  // repair external edits as they happen
   int watch_timeout_seconds = 300;
+  // The resource.k8s.io version to speak; null: v1. Must outlive the publisher.
+  ResourceApi* resource_api = nullptr;
 };
 
 // Counters since construction (metrics come later).
@@ -92,7 +99,7 @@ class SlicePublisher {
   void ResolveNodeUid(std::stop_token stop);
   void ScheduleRepair(const char* why, const std::string& slice_name);
   std::chrono::milliseconds NextBackoff(int failures);
-  std::string CollectionPath() const;
+  std::string CollectionPath(ResourceApiVersion version) const;
   std::string FieldSelector() const;
 
   ApiClient& client_;
@@ -114,6 +121,7 @@ class SlicePublisher {
   // used instead (publisher thread only).
   std::map<std::string, std::string> renamed_;
   int renames_ = 0;
+  bool warned_lists_dropped_ = false;  // publisher thread only
   SlicePublisherStats stats_;
   std::condition_variable_any synced_;
   std::mt19937 random_;

@@ -155,7 +155,10 @@ std::string Render(const AlignedTemplate& t, const Gpu& gpu, const std::string& 
                    const std::vector<std::string>& shared, const AlignedTemplateOptions& options) {
   YAML::Emitter out;
   out << YAML::BeginMap;
-  out << YAML::Key << "apiVersion" << YAML::Value << "resource.k8s.io/v1";
+  out << YAML::Key << "apiVersion" << YAML::Value << "resource.k8s.io/" + options.api_version;
+  // v1beta1 requests carry deviceClassName, selectors and count themselves; later versions
+  // put them under `exactly`.
+  const bool exactly = options.api_version != "v1beta1";
   out << YAML::Key << "kind" << YAML::Value << "ResourceClaimTemplate";
   out << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name;
   if (!options.namespace_name.empty()) out << YAML::Key << "namespace" << YAML::Value << options.namespace_name;
@@ -165,17 +168,19 @@ std::string Render(const AlignedTemplate& t, const Gpu& gpu, const std::string& 
   out << YAML::Key << "requests" << YAML::Value << YAML::BeginSeq;
   // The GPU, by its bus ID (or UUID).
   out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "gpu";
-  out << YAML::Key << "exactly" << YAML::Value << YAML::BeginMap;
+  if (exactly) out << YAML::Key << "exactly" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "deviceClassName" << YAML::Value << GpuClass(t.gpu_driver);
   EmitSelector(out, AttrRef(gpu.id_attribute) + " == " + cel::StringLiteral(gpu.id_value));
-  out << YAML::EndMap << YAML::EndMap;
+  if (exactly) out << YAML::EndMap;
+  out << YAML::EndMap;
   // Its NICs.
   out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "nic";
-  out << YAML::Key << "exactly" << YAML::Value << YAML::BeginMap;
+  if (exactly) out << YAML::Key << "exactly" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "deviceClassName" << YAML::Value << options.nic_class;
   if (t.nic_devices.size() > 1) out << YAML::Key << "count" << YAML::Value << t.nic_devices.size();
   EmitSelector(out, nic_selector);
-  out << YAML::EndMap << YAML::EndMap;
+  if (exactly) out << YAML::EndMap;
+  out << YAML::EndMap;
   out << YAML::EndSeq;
   if (!shared.empty()) {
     out << YAML::Key << "constraints" << YAML::Value << YAML::BeginSeq;

@@ -202,6 +202,9 @@ struct AlignedTemplateOptions {
   std::string nic_class = "dranet.net";  // DeviceClass of our NICs
   std::string namespace_name;            // metadata.namespace, omitted when empty
   int nics_per_gpu = 0;                  // 0: every NIC the GPU is closest to
+  // resource.k8s.io version of the templates: "v1" (Kubernetes 1.34+), "v1beta2" (same shape)
+  // or "v1beta1" (1.32/1.33: request fields directly in the request, not under `exactly`).
+  std::string api_version = "v1";
 };
 
 // One aligned template of GenerateAlignedTemplates (also rendered as YAML).

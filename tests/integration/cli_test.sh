@@ -47,6 +47,21 @@ slices_ok <(cat "$slices/dranet-aks-gb300-gpu.yaml") <(cat "$slices/dranet-aks-g
 # Multi-document YAML: a comment, an empty document, the packaged example.
 { echo '# GPU slices'; echo '---'; echo '---'; cat "$src/packaging/examples/nd-gb300-v6/gpu-resourceslices.yaml"; echo '---'; } >"$tmp/multi.yaml"
 slices_ok "$tmp/multi.yaml"
+# Templates for 1.32/1.33 control planes: v1beta1 requests without `exactly`,
+# v1beta2 with it; simulate reads them back and allocates all 4.
+for version in v1beta1 v1beta2; do
+  "$ctl" templates --host-root "$node" --gpu-slices "$slices/kubectl-get-resourceslices.yaml" --api-version $version \
+    >"$tmp/$version.yaml" 2>"$tmp/err" || fail "templates --api-version $version: $(cat "$tmp/err")"
+  [[ $(grep -c "^apiVersion: resource.k8s.io/$version\$" "$tmp/$version.yaml") == 4 ]] || fail "$(cat "$tmp/$version.yaml")"
+  exactly=$(grep -c 'exactly:' "$tmp/$version.yaml" || true)
+  [[ $version == v1beta1 && $exactly == 0 || $version == v1beta2 && $exactly == 8 ]] || fail "$version: $exactly exactly"
+  out=$("$ctl" simulate --host-root "$node" -f "$tmp/$version.yaml" --gpu-slices "$slices/kubectl-get-resourceslices.yaml" 2>&1) ||
+    fail "simulate of $version templates: $out"
+  [[ $(grep -c ': allocated$' <<<"$out") == 4 ]] || fail "simulate of $version templates: $out"
+done
+"$ctl" templates --host-root "$node" --gpu-slices "$slices/kubectl-get-resourceslices.yaml" --api-version v1alpha3 \
+  >/dev/null 2>"$tmp/err" && fail "--api-version v1alpha3 accepted"
+grep -q 'v1alpha3' "$tmp/err" || fail "$(cat "$tmp/err")"
 # Slices of two nodes, neither of them this one.
 "$ctl" templates --host-root "$node" --node-name other-node --gpu-slices "$slices/kubectl-get-resourceslices.yaml" \
   >/dev/null 2>"$tmp/err" && fail "two other nodes accepted"

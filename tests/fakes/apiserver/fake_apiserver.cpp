@@ -123,6 +123,13 @@ std::optional<Target> ParseTarget(std::string_view target) {
   return parsed;
 }
 
+// "/apis/resource.k8s.io" (with an optional trailing slash or query).
+bool IsResourceGroupPath(std::string_view target) {
+  target = target.substr(0, target.find('?'));
+  if (target.ends_with('/')) target.remove_suffix(1);
+  return target == "/apis/resource.k8s.io";
+}
+
 std::string ToJson(const rapidjson::Value& value) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
@@ -343,6 +350,10 @@ class FakeApiServer::Impl {
     Record(target->StoreKey(), target->namespace_name, exists ? "MODIFIED" : "ADDED", stored);
     return stored;
   }
+  void ServeResourceVersions(std::vector<std::string> versions) {
+    std::lock_guard lock(mu_);
+    resource_versions_ = std::move(versions);
+  }
   std::optional<std::string> GetObject(const std::string& collection, const std::string& name) const {
     auto target = ParseTarget(collection);
     if (!target) return std::nullopt;
@@ -462,9 +473,17 @@ class FakeApiServer::Impl {
       answer.retry_after_seconds = fault->retry_after_seconds;
     } else if (!Authorized(request)) {
       answer = Failure(401, "Unauthorized", "Unauthorized");
+    } else if (method == "GET" && IsResourceGroupPath(target_text)) {
+      std::lock_guard lock(mu_);
+      answer = ResourceGroupLocked();
     } else {
       auto target = ParseTarget(target_text);
-      if (!target || !KnownResources().count(target->resource)) {
+      bool served = true;
+      if (target) {
+        std::lock_guard lock(mu_);
+        served = ServesLocked(target->group_version);
+      }
+      if (!target || !served || !KnownResources().count(target->resource)) {
         answer = Failure(404, "NotFound", "the server could not find the requested resource");
       } else if (method == "GET" && target->name.empty() && target->query["watch"] == "true") {
         return ServeWatch(socket, request, *target);
@@ -559,6 +578,80 @@ class FakeApiServer::Impl {
     changed_.notify_all();
   }
 
+
+  bool ServesLocked(const std::string& group_version) const {
+    constexpr std::string_view kGroup = "resource.k8s.io/";
+    if (!group_version.starts_with(kGroup)) return true;
+    const std::string version = group_version.substr(kGroup.size());
+    return std::find(resource_versions_.begin(), resource_versions_.end(), version) != resource_versions_.end();
+  }
+
+  // GET /apis/resource.k8s.io: the APIGroup discovery document.
+  Answer ResourceGroupLocked() const {
+    if (resource_versions_.empty())
+      return Failure(404, "NotFound", "the server could not find the requested resource");
+    rapidjson::Document group(rapidjson::kObjectType);
+    auto& allocator = group.GetAllocator();
+    SetString(group, "kind", "APIGroup", allocator);
+    SetString(group, "apiVersion", "v1", allocator);
+    SetString(group, "name", "resource.k8s.io", allocator);
+    rapidjson::Value versions(rapidjson::kArrayType);
+    for (const auto& version : resource_versions_) {
+      rapidjson::Value entry(rapidjson::kObjectType);
+      SetString(entry, "groupVersion", "resource.k8s.io/" + version, allocator);
+      SetString(entry, "version", version, allocator);
+      versions.PushBack(entry, allocator);
+    }
+    rapidjson::Value preferred(versions[0], allocator);
+    group.AddMember("versions", versions, allocator);
+    group.AddMember("preferredVersion", preferred, allocator);
+    return {200, ToJson(group), -1, false};
+  }
+
+  // What the API server's decoding and validation say about the shape of a written object
+  // in `target`'s version; nullopt when it is fine.
+  static std::optional<Answer> CheckShape(const Target& target, const rapidjson::Value& object) {
+    const std::string sent = StringAt(object, "apiVersion");
+    if (!sent.empty() && sent != target.group_version)
+      return Failure(400, "BadRequest", "the API version in the data (" + sent +
+                                            ") does not match the expected API version (" + target.group_version + ")");
+    if (target.resource != "resourceslices") return std::nullopt;
+    const auto* devices = Lookup(object, "spec.devices");
+    if (devices == nullptr || !devices->IsArray()) return std::nullopt;
+    const bool v1beta1 = target.group_version == "resource.k8s.io/v1beta1";
+    const bool lists = target.group_version == "resource.k8s.io/v1";
+    auto unknown = [](const std::string& field) {
+      return Failure(400, "BadRequest", "strict decoding error: unknown field \"" + field + "\"");
+    };
+    for (rapidjson::SizeType i = 0; i < devices->Size(); ++i) {
+      const auto& device = (*devices)[i];
+      if (!device.IsObject()) continue;
+      const std::string at = "spec.devices[" + std::to_string(i) + "]";
+      const rapidjson::Value* fields = &device;
+      if (v1beta1) {
+        for (const auto& member : device.GetObject())
+          if (std::string_view(member.name.GetString()) != "name" && std::string_view(member.name.GetString()) != "basic")
+            return unknown(at + "." + member.name.GetString());
+        if (!device.HasMember("basic") || !device["basic"].IsObject())
+          return Failure(422, "Invalid", "ResourceSlice.resource.k8s.io is invalid: " + at + ".basic: Required value");
+        fields = &device["basic"];
+      } else if (device.HasMember("basic")) {
+        return unknown(at + ".basic");
+      }
+      if (!fields->HasMember("attributes") || !(*fields)["attributes"].IsObject() || lists) continue;
+      for (const auto& attribute : (*fields)["attributes"].GetObject()) {
+        if (!attribute.value.IsObject()) continue;
+        for (const auto& kind : attribute.value.GetObject()) {
+          const std::string_view name = kind.name.GetString();
+          if (name != "int" && name != "bool" && name != "string" && name != "version")
+            return unknown(at + (v1beta1 ? ".basic" : "") + ".attributes." + attribute.name.GetString() + "." +
+                           std::string(name));
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
   std::optional<std::string> ValidateLocked(const Target& target, const std::string& body) {
     auto it = validators_.find(target.resource);
     if (it == validators_.end()) return std::nullopt;
@@ -618,6 +711,7 @@ class FakeApiServer::Impl {
     object.Parse(body.c_str());
     if (object.HasParseError() || !object.IsObject())
       return Failure(400, "BadRequest", "body is not a JSON object");
+    if (auto refused = CheckShape(target, object)) return *refused;
     if (auto problem = ValidateLocked(target, body)) return Failure(422, "Invalid", *problem);
     std::string name = StringAt(object, "metadata.name");
     if (name.empty()) {
@@ -649,6 +743,7 @@ class FakeApiServer::Impl {
       return Failure(400, "BadRequest", "body is not a JSON object");
     if (StringAt(object, "metadata.name") != target.name)
       return Failure(400, "BadRequest", "the name of the object does not match the name in the URL");
+    if (auto refused = CheckShape(target, object)) return *refused;
     auto& bucket = objects_[target.StoreKey()];
     std::string key = target.namespace_name + "/" + target.name;
     auto it = bucket.find(key);
@@ -729,6 +824,9 @@ class FakeApiServer::Impl {
     patch.Parse(body.c_str());
     if (patch.HasParseError() || !patch.IsObject())
       return Failure(400, "BadRequest", "apply body must be a JSON object (YAML is not parsed)");
+    if (StringAt(patch, "apiVersion") != target.group_version)
+      return Failure(400, "BadRequest", "Incorrect version specified in apply patch. Specified patch version: " +
+                                            StringAt(patch, "apiVersion") + ", expected: " + target.group_version);
     auto& bucket = objects_[target.StoreKey()];
     std::string key = target.namespace_name + "/" + target.name;
     auto it = bucket.find(key);
@@ -876,6 +974,7 @@ class FakeApiServer::Impl {
   std::vector<FakeFault> faults_;
   std::vector<RecordedRequest> requests_;
   std::map<std::string, FakeValidator> validators_;
+  std::vector<std::string> resource_versions_{"v1"};  // resource.k8s.io versions served
   std::chrono::milliseconds bookmark_interval_{5000};
   // store key → "namespace/name" → object JSON
   std::map<std::string, std::map<std::string, std::string>> objects_;
@@ -899,6 +998,9 @@ void FakeApiServer::CompactHistory() { impl_->CompactHistory(); }
 void FakeApiServer::ExpireWatches() { impl_->ExpireWatches(); }
 void FakeApiServer::SetBookmarkInterval(std::chrono::milliseconds interval) {
   impl_->SetBookmarkInterval(interval);
+}
+void FakeApiServer::ServeResourceVersions(std::vector<std::string> versions) {
+  impl_->ServeResourceVersions(std::move(versions));
 }
 void FakeApiServer::SetValidator(const std::string& resource, FakeValidator validator) {
   impl_->SetValidator(resource, std::move(validator));

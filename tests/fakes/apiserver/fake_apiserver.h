@@ -11,6 +11,19 @@
 //                                       per driver+pool+device+shareID)
 //   v1 nodes                            get, list, create
 //   v1 events                           create, list
+//   /apis/resource.k8s.io               the APIGroup discovery document
+// resource.k8s.io is served in the versions ServeResourceVersions() names (v1 alone by
+// default, a 1.34+ control plane); other versions answer 404 like an API server that does not
+// serve them. Each version keeps its own objects (no conversion between versions), and writes
+// are checked for that version's shape: a body whose apiVersion is not the URL's is refused
+// (400, as create/update/apply are), v1beta1 slice devices need `basic` (422, as 1.32
+// validation) and must not carry fields outside it, v1/v1beta2 devices must not carry
+// `basic` (kubernetes api/openapi-spec/v3 apis__resource.k8s.io__v1beta1_openapi.json: a
+// Device has `name` and `basic`, "besides the name, exactly one field must be set"), and
+// list attribute values are refused outside v1, as the 1.32/1.33 servers that serve only
+// the betas do (they have no such fields) — the fake refuses an unknown field
+// (400) where a real server in its default mode would drop it with a warning and store a
+// device without attributes, so that a wrong shape fails a test at once.
 // with resourceVersion semantics (one cluster-wide counter; 409 on a stale update or a failed
 // delete precondition; 410 for a watch or list from a compacted version), bookmarks, bearer
 // token checks, a request log, and fault injection (status codes with Retry-After, dropped
@@ -70,6 +83,9 @@ class FakeApiServer {
   void ExpireWatches();
   // Idle time after which an open watch with allowWatchBookmarks gets a BOOKMARK.
   void SetBookmarkInterval(std::chrono::milliseconds interval);
+  // The resource.k8s.io versions served ("v1", "v1beta2", "v1beta1"), newest first as the
+  // discovery document lists them; empty: the group is not served at all.
+  void ServeResourceVersions(std::vector<std::string> versions);
   // Validates bodies of creates/updates of `resource` (e.g. "resourceslices").
   void SetValidator(const std::string& resource, FakeValidator validator);
 

@@ -149,17 +149,31 @@ std::string KubeconfigFor(const std::string& server) {
   return y.str();
 }
 
+std::string ClaimsPath(const std::string& version) {
+  return "/apis/resource.k8s.io/" + version + "/namespaces/ml/resourceclaims";
+}
+
+std::string SlicesPath(const std::string& version) { return "/apis/resource.k8s.io/" + version + "/resourceslices"; }
+
+const rapidjson::Value* DeviceAttributes(const rapidjson::Value& device) {
+  if (!device.IsObject()) return nullptr;
+  const rapidjson::Value& fields = device.HasMember("basic") ? device["basic"] : device;
+  return fields.IsObject() && fields.HasMember("attributes") ? &fields["attributes"] : nullptr;
+}
+
 std::string AllocatedClaim(const std::string& name, const std::string& pool, const std::vector<std::string>& devices,
-                           const std::string& pod_uid) {
+                           const std::string& pod_uid, const std::string& version) {
   std::string results;
   for (const auto& d : devices) {
     if (!results.empty()) results += ",";
     results += std::string(R"({"request":"nic","driver":")") + kDriver + R"(","pool":")" + pool +
                R"(","device":")" + d + R"("})";
   }
-  return R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim",)"
+  const std::string request = version == "v1beta1" ? R"({"name":"nic","deviceClassName":"dranet.net"})"
+                                                    : R"({"name":"nic","exactly":{"deviceClassName":"dranet.net"}})";
+  return R"({"apiVersion":"resource.k8s.io/)" + version + R"(","kind":"ResourceClaim",)"
          R"("metadata":{"name":")" + name + R"(","namespace":"ml"},)"
-         R"("spec":{"devices":{"requests":[{"name":"nic","exactly":{"deviceClassName":"dranet.net"}}]}},)"
+         R"("spec":{"devices":{"requests":[)" + request + R"(]}},)"
          R"("status":{"allocation":{"devices":{"results":[)" + results + R"(]}},)"
          R"("reservedFor":[{"resource":"pods","name":"worker-)" + pod_uid + R"(","uid":")" + pod_uid + R"("}]}})";
 }
@@ -171,8 +185,9 @@ std::map<std::string, std::string> PublishedIfNames(const std::vector<std::strin
     slice.Parse(text.c_str());
     if (!slice.IsObject() || !slice.HasMember("spec") || !slice["spec"].HasMember("devices")) continue;
     for (const auto& d : slice["spec"]["devices"].GetArray()) {
-      if (!d.HasMember("attributes") || !d["attributes"].HasMember("dra.net/ifName")) continue;
-      const auto& value = d["attributes"]["dra.net/ifName"];
+      const auto* attributes = DeviceAttributes(d);
+      if (attributes == nullptr || !attributes->HasMember("dra.net/ifName")) continue;
+      const auto& value = (*attributes)["dra.net/ifName"];
       if (value.HasMember("string")) by_device[d["name"].GetString()] = value["string"].GetString();
     }
   }
@@ -189,8 +204,6 @@ std::string DeviceWithIfName(const std::vector<std::string>& slices, const std::
 
 namespace {
 
-const char* const kClaims = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims";
-const char* const kSlices = "/apis/resource.k8s.io/v1/resourceslices";
 
 std::string DescribePrepare(const std::vector<fakes::KubeletClaim>& claims,
                             const std::map<std::string, fakes::KubeletPrepareResult>& answers) {
@@ -307,6 +320,8 @@ FaultNode::FaultNode(Options options) : options_(std::move(options)), lab_(MakeL
   std::string pattern = "/tmp/dranet-faults-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = pattern;
+  if (options_.resource_api == "none") api_.ServeResourceVersions({});
+  else api_.ServeResourceVersions({options_.resource_api});
   fs::create_directories(dir_ / "kubelet/plugins_registry");
   std::ofstream(dir_ / "kubeconfig") << KubeconfigFor(api_.url());
   api_.PutObject("/api/v1/nodes",
@@ -428,11 +443,12 @@ bool FaultNode::StartDaemon(const std::string& fault, std::string* why, bool wai
     }
   }
   // The claims name devices of the published slices: created once, on the
-  // first start, so every run of a test sees the same objects and UIDs.
-  if (claims_.empty()) {
+  // first start, so every run of a test sees the same objects and UIDs (none
+  // where the cluster has no DRA to publish to).
+  if (claims_.empty() && options_.resource_api != "none") {
     std::vector<std::string> slices;
     PollUntil([&] {
-      slices = api_.ListObjects(kSlices);
+      slices = api_.ListObjects(SlicesPath(options_.resource_api));
       return !slices.empty();
     });
     std::string pool;
@@ -460,7 +476,9 @@ bool FaultNode::StartDaemon(const std::string& fault, std::string* why, bool wai
     const char* pods[] = {"pod-a", "pod-b"};
     for (std::size_t i = 0; i < wanted.size(); ++i) {
       rapidjson::Document doc;
-      doc.Parse(api_.PutObject(kClaims, AllocatedClaim(wanted[i].first, pool, wanted[i].second, pods[i])).c_str());
+      doc.Parse(api_.PutObject(ClaimsPath(options_.resource_api),
+                               AllocatedClaim(wanted[i].first, pool, wanted[i].second, pods[i], options_.resource_api))
+                    .c_str());
       claims_.push_back({"ml", doc["metadata"]["name"].GetString(), doc["metadata"]["uid"].GetString()});
     }
     if (lab_) VaryClaimedNetdevs(slices, wanted);
@@ -518,13 +536,13 @@ StepAnswer FaultNode::Run(Step step) {
   try {
     switch (step) {
       case Step::kPrepare: {
-        auto answers = kubelet_->Prepare(kDriver, fakes::DraApi::kV1, claims_);
+        auto answers = kubelet_->Prepare(kDriver, dra_api(), claims_);
         bool ok = true;
         for (const auto& [uid, r] : answers) ok = ok && r.error.empty();
         return {ok && answers.size() == claims_.size(), DescribePrepare(claims_, answers)};
       }
       case Step::kUnprepare: {
-        auto answers = kubelet_->Unprepare(kDriver, fakes::DraApi::kV1, claims_);
+        auto answers = kubelet_->Unprepare(kDriver, dra_api(), claims_);
         std::string text;
         bool ok = answers.size() == claims_.size();
         for (const auto& c : claims_) {

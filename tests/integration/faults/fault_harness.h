@@ -29,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include <rapidjson/document.h>
+
 #include "fake_apiserver.h"
 #include "fake_kubelet.h"
 #include "fake_nri_runtime.h"
@@ -66,9 +68,17 @@ HttpAnswer LoopbackGet(int port, const std::string& path);
 // A kubeconfig for the fake API server at `server` (token auth).
 std::string KubeconfigFor(const std::string& server);
 // An allocated claim `name` in namespace "ml" for `devices` of pool `pool`,
-// reserved for `pod_uid` (plain identifiers: no JSON escaping needed).
+// reserved for `pod_uid` (plain identifiers: no JSON escaping needed), as a
+// resource.k8s.io/`version` object (v1beta1: its flat request shape).
 std::string AllocatedClaim(const std::string& name, const std::string& pool, const std::vector<std::string>& devices,
-                           const std::string& pod_uid);
+                           const std::string& pod_uid, const std::string& version = "v1");
+// The collection paths of claims in namespace "ml" and of slices, in a
+// resource.k8s.io version.
+std::string ClaimsPath(const std::string& version = "v1");
+std::string SlicesPath(const std::string& version = "v1");
+// A stored slice device's attributes, in any version's shape (v1beta1 keeps
+// them under `basic`); nullptr when it has none.
+const rapidjson::Value* DeviceAttributes(const rapidjson::Value& device);
 // Published device name -> its dra.net/ifName (ResourceSlice JSON objects).
 std::map<std::string, std::string> PublishedIfNames(const std::vector<std::string>& slices);
 // The name of the published device whose dra.net/ifName is `if_name`;
@@ -128,6 +138,10 @@ class FaultNode {
     std::filesystem::path snapshot;
     bool real_netdevs = false;  // root only: see the file comment
     std::vector<std::string> extra_args = {};  // appended to dranetd's command line
+    // The one resource.k8s.io version the API server serves ("v1beta1": a
+    // 1.32/1.33 cluster; "none": DRA not enabled); below v1 the kubelet
+    // calls the v1beta1 DRA service.
+    std::string resource_api = "v1";
   };
   explicit FaultNode(Options options);
   ~FaultNode();
@@ -177,6 +191,11 @@ class FaultNode {
   std::string StartedPod() const;
 
   fakes::FakeApiServer& api() { return api_; }
+  // The kubelet's DRA service for the cluster's version: v1beta1 below v1.
+  fakes::DraApi dra_api() const {
+    return options_.resource_api == "v1" ? fakes::DraApi::kV1 : fakes::DraApi::kV1beta1;
+  }
+  const std::string& resource_api() const { return options_.resource_api; }
   testing::FakeNriRuntime& runtime() { return *runtime_; }
   fakes::FakeKubelet& kubelet() { return *kubelet_; }
   const std::vector<fakes::KubeletClaim>& claims() const { return claims_; }

@@ -183,6 +183,66 @@ TEST_F(ResourceClaimTest, StatusIsAppliedAndOtherDriversEntriesSurvive) {
   EXPECT_STREQ(stored["status"]["devices"][1]["conditions"][0]["status"].GetString(), "False");
 }
 
+// A 1.32/1.33 control plane serves only the betas: the claim is read, and its status applied,
+// in the version spoken (the fake refuses an apply whose apiVersion is not the URL's), and the
+// fields read are the same JSON as in v1.
+TEST_F(ResourceClaimTest, ClaimsAreReadAndStatusAppliedInTheVersionSpoken) {
+  for (const char* version : {"v1beta2", "v1beta1"}) {
+    SCOPED_TRACE(version);
+    ApiTestEnv env;
+    env.server().ServeResourceVersions({version});
+    const std::string claims = std::string("/apis/resource.k8s.io/") + version + "/namespaces/ml/resourceclaims";
+    auto replace = [](std::string text, const std::string& from, const std::string& to) {
+      return text.replace(text.find(from), from.size(), to);
+    };
+    std::string claim = replace(kAllocatedClaim, "resource.k8s.io/v1", std::string("resource.k8s.io/") + version);
+    if (std::string(version) == "v1beta1")  // v1beta1 requests are flat, without `exactly`
+      claim = replace(claim, R"("exactly": {"deviceClassName": "dranet.net"})", R"("deviceClassName": "dranet.net")");
+    rapidjson::Document stored;
+    stored.Parse(env.server().PutObject(claims, claim).c_str());
+    const std::string uid = MetadataField(stored, "uid");
+
+    auto client = env.MakeClient();
+    ResourceApi api(*client, env.log());
+    ResourceClaimReaderOptions options;
+    options.resource_api = &api;
+    options.watch = true;
+    ResourceClaimReader reader(*client, env.log(), options);
+    EXPECT_TRUE(testing::WaitUntil([&] { return reader.synced(); }));
+    auto read = reader.Get("ml", "train-0-nics", uid);
+    EXPECT_EQ(read.ResultsFor("dra.net").size(), 2u);
+    EXPECT_EQ(read.configs.size(), 2u);
+    EXPECT_EQ(read.reserved_for.at(0).uid, "pod-uid-1");
+
+    ClaimStatusWriter writer(*client, "dra.net", env.log(), &api);
+    AllocatedDeviceStatus status{"dra.net", "node-1", "pci-0103-00-00-0", "",
+                                 {{"Ready", "True", "NetworkDeviceReady", "", "", 1}},
+                                 NetworkDeviceData{"eth1", {"10.0.0.5/24"}, "aa:bb:cc:dd:ee:ff"}};
+    ASSERT_NO_THROW(writer.Apply("ml", "train-0-nics", {status}));
+    stored.Parse(env.server().GetObject(claims, "train-0-nics")->c_str());
+    ASSERT_EQ(stored["status"]["devices"].Size(), 2u);
+    EXPECT_STREQ(stored["status"]["devices"][1]["networkData"]["hardwareAddress"].GetString(), "aa:bb:cc:dd:ee:ff");
+    EXPECT_EQ(env.server().CountRequests("", "/apis/resource.k8s.io/v1/"), 0u) << "nothing asked of v1";
+  }
+  // The fake holds us to it: a v1 body on a v1beta1 URL is refused, as the API server does.
+  ApiTestEnv env;
+  env.server().ServeResourceVersions({"v1beta1"});
+  env.server().PutObject("/apis/resource.k8s.io/v1beta1/namespaces/ml/resourceclaims",
+                         R"({"metadata":{"name":"c","namespace":"ml"}})");
+  auto client = env.MakeClient();
+  ResourceApi wrong(ResourceApiVersion::kV1);
+  EXPECT_THROW(ClaimStatusWriter(*client, "dra.net", env.log(), &wrong).Apply("ml", "c", {}), ApiError);
+  try {
+    client->Apply("/apis/resource.k8s.io/v1beta1/namespaces/ml/resourceclaims/c/status",
+                  ClaimStatusApplyJson("ml", "c", {}, "2025-01-01T00:00:00Z", env.log(), ResourceApiVersion::kV1),
+                  "dra.net", true);
+    FAIL() << "a v1 apply body on a v1beta1 URL must be refused";
+  } catch (const ApiError& error) {
+    EXPECT_EQ(error.status(), 400);
+    EXPECT_THAT(error.what(), HasSubstr("Incorrect version specified in apply patch"));
+  }
+}
+
 TEST_F(ResourceClaimTest, StatusBodyMatchesTheOpenApiSchema) {
   testing::OpenApiSchema schema(DRANET_OPENAPI_PATH);
   ASSERT_TRUE(schema.loaded());

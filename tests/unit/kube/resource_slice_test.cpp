@@ -323,6 +323,57 @@ TEST_F(ResourceSliceTest, IntListsAreWrittenAsIntsAndReadBack) {
   EXPECT_EQ(AttributesFromJson(AttributesToJson(attributes)), attributes);
 }
 
+// v1beta1 (Kubernetes 1.32, 1.33) keeps a device's fields under `basic`; v1beta2 has v1's
+// flat shape. Whatever the version, a stored slice reads back the same.
+TEST_F(ResourceSliceTest, EachVersionHasItsShapeAndReadsBackTheSame) {
+  auto desired = BuildSlices(NodeParams(), {MakeDevice("pci-0101-00-00-0")}, log_)[0];
+  for (ResourceApiVersion version : kSpokenResourceApiVersions) {
+    SCOPED_TRACE(GroupVersion(version));
+    rapidjson::Document json;
+    json.Parse(SliceToJson(desired, version).c_str());
+    EXPECT_EQ(std::string(json["apiVersion"].GetString()), GroupVersion(version));
+    const auto& device = json["spec"]["devices"][0];
+    if (version == ResourceApiVersion::kV1beta1) {
+      EXPECT_FALSE(device.HasMember("attributes"));
+      ASSERT_TRUE(device.HasMember("basic"));
+      EXPECT_EQ(device.MemberCount(), 2u);  // name, basic
+      EXPECT_STREQ(device["basic"]["attributes"]["dra.net/rdmaDevice"]["string"].GetString(), "mlx5_0");
+    } else {
+      EXPECT_FALSE(device.HasMember("basic"));
+      EXPECT_STREQ(device["attributes"]["dra.net/rdmaDevice"]["string"].GetString(), "mlx5_0");
+    }
+    auto stored = ParseSlice(json);
+    EXPECT_FALSE(stored.has_foreign_content);
+    EXPECT_EQ(stored.devices, desired.devices);
+    EXPECT_TRUE(SemanticallyEqual(desired, stored));
+  }
+  // What we never write stays foreign inside `basic` too.
+  rapidjson::Document json;
+  json.Parse(SliceToJson(desired, ResourceApiVersion::kV1beta1).c_str());
+  rapidjson::Value capacity(rapidjson::kObjectType);
+  capacity.AddMember("dra.net/bandwidth", rapidjson::Value(rapidjson::kObjectType), json.GetAllocator());
+  capacity["dra.net/bandwidth"].AddMember("value", "400G", json.GetAllocator());
+  json["spec"]["devices"][0]["basic"].AddMember("capacity", capacity, json.GetAllocator());
+  EXPECT_TRUE(ParseSlice(json).has_foreign_content);
+  // `basic` inside `basic` is not a device shape.
+  json.Parse(R"({"metadata":{"name":"a"},"spec":{"driver":"dra.net","devices":[{"name":"d","basic":{"basic":{"attributes":{"x":{"int":1}}}}}]}})");
+  auto nested = ParseSlice(json);
+  EXPECT_TRUE(nested.has_foreign_content);
+  EXPECT_THAT(nested.devices.at(0).attributes, IsEmpty());
+}
+
+TEST_F(ResourceSliceTest, ListAttributesBecomeTheirFirstValueWhereTheVersionHasNoLists) {
+  std::vector<inventory::Device> devices = {WithNumaList(MakeDevice("a"), {1, 0, 2}), MakeDevice("b")};
+  EXPECT_TRUE(AnyListAttribute(devices));
+  auto scalar = WithScalarAttributes(devices);
+  EXPECT_FALSE(AnyListAttribute(scalar));
+  EXPECT_EQ(scalar[0].attributes.at("resource.kubernetes.io/numaNode"), inventory::AttributeValue(int64_t{1}));
+  EXPECT_EQ(scalar[1].attributes, devices[1].attributes);
+  auto slices = BuildSlices(NodeParams(), scalar, log_);
+  EXPECT_THAT(SliceToJson(slices[0], ResourceApiVersion::kV1beta1),
+              HasSubstr(R"("resource.kubernetes.io/numaNode":{"int":1})"));
+}
+
 TEST_F(ResourceSliceTest, IntListsWeCannotReadMakeTheSliceForeign) {
   for (const char* value : {R"({"ints":[]})", R"({"ints":[1,"2"]})", R"({"ints":[1.5]})", R"({"ints":7})"}) {
     rapidjson::Document json;

@@ -298,4 +298,132 @@ TEST_F(SlicePublisherTest, InvalidDevicesAreLeftOutNotTheSlice) {
 }
 
 }  // namespace
+
+// GETs of the resource.k8s.io discovery document.
+std::size_t Discoveries(ApiTestEnv& env) {
+  std::size_t count = 0;
+  for (const auto& request : env.server().Requests())
+    if (request.method == "GET" && request.target == "/apis/resource.k8s.io") ++count;
+  return count;
+}
+
+// A control plane that serves one resource.k8s.io version alone (1.32/1.33 clusters serve
+// only the betas): the publisher finds it, writes in its shape (the fake refuses another
+// version's body or shape), stays quiet when nothing changed and repairs what others do.
+class SlicePublisherVersionTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  SlicePublisherVersionTest() {
+    env_.server().ServeResourceVersions({GetParam()});
+    env_.server().PutObject("/api/v1/nodes", R"({"metadata":{"name":"node-1"}})");
+    client_ = env_.MakeClient();
+    api_ = std::make_unique<ResourceApi>(*client_, env_.log());
+  }
+  std::string Slices() const { return std::string("/apis/resource.k8s.io/") + GetParam() + "/resourceslices"; }
+  SlicePublisherOptions Options() {
+    SlicePublisherOptions options;
+    options.node_name = "node-1";
+    options.coalesce_window = std::chrono::milliseconds(0);
+    options.min_backoff = std::chrono::milliseconds(5);
+    options.max_backoff = std::chrono::milliseconds(50);
+    options.resource_api = api_.get();
+    return options;
+  }
+  // The stored devices' attributes object, wherever the version keeps it.
+  static const rapidjson::Value& Attributes(const rapidjson::Value& device) {
+    return device.HasMember("basic") ? device["basic"]["attributes"] : device["attributes"];
+  }
+  ApiTestEnv env_;
+  std::unique_ptr<ApiClient> client_;
+  std::unique_ptr<ResourceApi> api_;
+};
+
+TEST_P(SlicePublisherVersionTest, PublishesInTheServedVersionAndRepairsIt) {
+  SlicePublisher publisher(*client_, Options(), env_.log());
+  ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(Devices(8)), kSyncDeadline));
+  EXPECT_EQ(api_->Known(), ParseResourceApiVersion(GetParam()));
+  auto stored = env_.server().GetObject(Slices(), "node-1-dra.net-0");
+  ASSERT_TRUE(stored.has_value());
+  rapidjson::Document slice;
+  slice.Parse(stored->c_str());
+  const auto& device = slice["spec"]["devices"][0];
+  EXPECT_EQ(device.HasMember("basic"), std::string(GetParam()) == "v1beta1") << *stored;
+  EXPECT_STREQ(Attributes(device)["dra.net/ifName"]["string"].GetString(), "eth0");
+
+  // Nothing changed: nothing written, in any shape.
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(Devices(8)), kSyncDeadline));
+  EXPECT_EQ(publisher.Stats().writes(), 1u);
+  const std::string spoken = std::string("/apis/resource.k8s.io/") + GetParam() + "/";
+  for (const auto& request : env_.server().Requests()) {
+    if (request.target.starts_with("/apis/resource.k8s.io/")) {
+      EXPECT_TRUE(request.target.starts_with(spoken)) << request.method << " " << request.target;
+    }
+  }
+
+  // Another writer's edit is put right, in the version's shape.
+  ASSERT_TRUE(WaitUntil([&] { return env_.server().CountRequests("GET", "watch=true") > 0; }));
+  std::string edited = *env_.server().GetObject(Slices(), "node-1-dra.net-0");
+  edited.replace(edited.find("\"eth0\""), 6, "\"evil\"");
+  env_.server().PutObject(Slices(), edited);
+  EXPECT_TRUE(WaitUntil([&] {
+    auto now = env_.server().GetObject(Slices(), "node-1-dra.net-0");
+    return now && now->find("\"eth0\"") != std::string::npos;
+  }));
+  EXPECT_EQ(Discoveries(env_), 1u) << "one discovery, shared by the publisher and its watch";
+}
+
+TEST_P(SlicePublisherVersionTest, ListAttributesAreWrittenOnlyWhereTheVersionHasThem) {
+  auto devices = Devices(2);
+  devices[0].attributes["resource.kubernetes.io/numaNode"] = inventory::IntList{1, 0};
+  SlicePublisher publisher(*client_, Options(), env_.log());
+  ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(devices), kSyncDeadline));
+  rapidjson::Document slice;
+  slice.Parse(env_.server().GetObject(Slices(), "node-1-dra.net-0").value_or("{}").c_str());
+  ASSERT_TRUE(slice.IsObject() && slice.HasMember("spec"));
+  const auto& numa = Attributes(slice["spec"]["devices"][0])["resource.kubernetes.io/numaNode"];
+  if (std::string(GetParam()) == "v1") {
+    ASSERT_TRUE(numa.HasMember("ints"));
+    EXPECT_EQ(numa["ints"].Size(), 2u);
+  } else {
+    EXPECT_EQ(numa["int"].GetInt64(), 1) << "the list's first value: the device's own node";
+  }
+  // And the next pass finds nothing to change.
+  ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(devices), kSyncDeadline));
+  EXPECT_EQ(publisher.Stats().writes(), 1u);
+}
+
+std::string VersionParamName(const ::testing::TestParamInfo<const char*>& param) { return param.param; }
+INSTANTIATE_TEST_SUITE_P(Served, SlicePublisherVersionTest, ::testing::Values("v1", "v1beta2", "v1beta1"),
+                         VersionParamName);
+
+// The control plane stops serving the version in use: the 404 of the collection makes the
+// publisher ask again and go on in what is served now.
+TEST(SlicePublisherRediscoveryTest, AVersionThatGoesAwayIsReplacedByTheServedOne) {
+  ApiTestEnv env;
+  env.server().ServeResourceVersions({"v1beta2", "v1beta1"});
+  env.server().PutObject("/api/v1/nodes", R"({"metadata":{"name":"node-1"}})");
+  auto client = env.MakeClient();
+  ResourceApi api(*client, env.log());
+  SlicePublisherOptions options;
+  options.node_name = "node-1";
+  options.coalesce_window = std::chrono::milliseconds(0);
+  options.min_backoff = std::chrono::milliseconds(5);
+  options.max_backoff = std::chrono::milliseconds(50);
+  options.watch = false;
+  options.resource_api = &api;
+  SlicePublisher publisher(*client, options, env.log());
+  ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(Devices(2)), kSyncDeadline));
+  EXPECT_EQ(api.Known(), ResourceApiVersion::kV1beta2);
+  env.server().ServeResourceVersions({"v1beta1"});
+  ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(Devices(3)), kSyncDeadline));
+  EXPECT_EQ(api.Known(), ResourceApiVersion::kV1beta1);
+  rapidjson::Document slice;
+  slice.Parse(env.server().GetObject("/apis/resource.k8s.io/v1beta1/resourceslices", "node-1-dra.net-0")
+                  .value_or("{}")
+                  .c_str());
+  ASSERT_TRUE(slice.IsObject() && slice.HasMember("spec"));
+  EXPECT_EQ(slice["spec"]["devices"].Size(), 3u);
+  EXPECT_EQ(Discoveries(env), 2u);
+  EXPECT_GE(publisher.Stats().errors, 1u) << "the pass that met the 404";
+}
+
 }  // namespace dranet::kube

@@ -19,6 +19,7 @@ app.kubernetes.io/version: {{ .Values.image.tag | quote }}
 - --kubeconfig={{ $f.kubeconfig }}
 {{- end }}
 - --publish={{ $f.publish }}
+- --resource-api-version={{ $f.resourceApiVersion }}
 - --move-ib-interfaces={{ $f.moveIbInterfaces }}
 {{- if kindIs "string" $f.filter }}
 {{- if eq $f.filter "" }}

@@ -1,0 +1,125 @@
+// core/kube/resource_api.cpp — see resource_api.h.
+#include "kube/resource_api.h"
+
+#include "kube/json_fields.h"
+
+namespace dranet::kube {
+namespace {
+
+constexpr std::string_view kGroup = "resource.k8s.io";
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+}  // namespace
+
+std::string_view VersionName(ResourceApiVersion version) {
+  switch (version) {
+    case ResourceApiVersion::kV1: return "v1";
+    case ResourceApiVersion::kV1beta2: return "v1beta2";
+    case ResourceApiVersion::kV1beta1: return "v1beta1";
+  }
+  return "v1";
+}
+
+std::string GroupVersion(ResourceApiVersion version) {
+  return std::string(kGroup) + "/" + std::string(VersionName(version));
+}
+
+std::string GroupVersionPath(ResourceApiVersion version) { return "/apis/" + GroupVersion(version); }
+
+std::optional<ResourceApiVersion> ParseResourceApiVersion(std::string_view text) {
+  if (text.starts_with(kGroup) && text.size() > kGroup.size() && text[kGroup.size()] == '/')
+    text.remove_prefix(kGroup.size() + 1);
+  for (ResourceApiVersion version : kSpokenResourceApiVersions)
+    if (VersionName(version) == text) return version;
+  return std::nullopt;
+}
+
+bool WrapsDevicesInBasic(ResourceApiVersion version) { return version == ResourceApiVersion::kV1beta1; }
+
+bool HasListAttributes(ResourceApiVersion version) { return version == ResourceApiVersion::kV1; }
+
+std::vector<std::string> ServedVersions(const rapidjson::Value& api_group) {
+  std::vector<std::string> served;
+  const auto* versions = Member(api_group, "versions");
+  if (versions == nullptr || !versions->IsArray()) return served;
+  for (const auto& entry : versions->GetArray()) {
+    std::string name = StringField(entry, "version");
+    if (!name.empty()) served.push_back(std::move(name));
+  }
+  return served;
+}
+
+std::optional<ResourceApiVersion> NewestSpokenVersion(const rapidjson::Value& api_group) {
+  const std::vector<std::string> served = ServedVersions(api_group);
+  for (ResourceApiVersion version : kSpokenResourceApiVersions)
+    for (const auto& name : served)
+      if (name == VersionName(version)) return version;
+  return std::nullopt;
+}
+
+ResourceApi::ResourceApi(ApiClient& client, Logger& log) : client_(&client), log_(&log) {}
+
+ResourceApi::ResourceApi(ResourceApiVersion version) : version_(version) {}
+
+ResourceApiVersion ResourceApi::Version(std::stop_token stop) {
+  if (auto known = Known()) return *known;
+  std::lock_guard discovery(discovery_mu_);
+  if (auto known = Known()) return *known;  // another caller discovered it meanwhile
+  rapidjson::Document group;
+  try {
+    group = client_->Get("/apis/" + std::string(kGroup), stop, kMaxObjectBytes);
+  } catch (const ApiError& error) {
+    if (!error.IsNotFound()) throw;
+    throw ApiError(404, "NotFound",
+                   "the API server serves no " + std::string(kGroup) +
+                       " API: Dynamic Resource Allocation is not enabled on this cluster (this driver needs "
+                       "Kubernetes 1.32 or later with resource.k8s.io v1, v1beta2 or v1beta1 served)");
+  }
+  const auto version = NewestSpokenVersion(group);
+  if (!version) {
+    const auto served = ServedVersions(group);
+    throw ApiError(404, "NotFound",
+                   "the API server serves " + std::string(kGroup) + " " +
+                       (served.empty() ? std::string("without versions") : Join(served)) +
+                       ", none of which this driver speaks (v1, v1beta2, v1beta1: Kubernetes 1.32 or later)");
+  }
+  std::optional<ResourceApiVersion> before;
+  {
+    std::lock_guard lock(mu_);
+    version_ = version;
+    before = previous_;
+  }
+  const std::string served = Join(ServedVersions(group));
+  if (before && *before != *version) {
+    log_->Warning("the API server's resource.k8s.io versions changed; switching",
+                  {{"from", GroupVersion(*before)}, {"to", GroupVersion(*version)}, {"served", served}});
+  } else {
+    log_->Info("speaking " + GroupVersion(*version), {{"served", served}});
+  }
+  return *version;
+}
+
+std::optional<ResourceApiVersion> ResourceApi::Known() const {
+  std::lock_guard lock(mu_);
+  return version_;
+}
+
+void ResourceApi::Rediscover(ResourceApiVersion failed) {
+  if (pinned()) return;
+  std::lock_guard lock(mu_);
+  if (version_ != failed) return;
+  log_->Warning(GroupVersion(failed) + " is no longer served; asking the API server again");
+  previous_ = version_;
+  version_.reset();
+}
+
+ResourceApiVersion ResourceApi::Of(ResourceApi* api, std::stop_token stop) {
+  return api == nullptr ? ResourceApiVersion::kV1 : api->Version(std::move(stop));
+}
+
+}  // namespace dranet::kube
