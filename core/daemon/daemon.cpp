@@ -218,7 +218,10 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
       if (!publisher) return;  // a scrape while stopping
       auto& spoken = r.Gauge("dranet_resource_api_info", "The resource.k8s.io version spoken to the API server (1)",
                              {"version"});
-      if (auto version = resource_api->Known()) spoken.Set(1, {std::string(kube::VersionName(*version))});
+      const auto known = resource_api->Known();
+      if (known)  // every version, so that one no longer spoken reads 0
+        for (auto version : kube::kSpokenResourceApiVersions)
+          spoken.Set(version == *known ? 1 : 0, {std::string(kube::VersionName(version))});
       auto s = publisher->Stats();
       auto& writes = r.Counter("dranet_api_writes_total", "ResourceSlice writes to the API server", {"verb"});
       writes.Set(static_cast<double>(s.creates), {"create"});

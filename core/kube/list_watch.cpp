@@ -57,6 +57,7 @@ void RunListWatch(ApiClient& client, const std::function<std::string()>& path_no
       relisted_after_gone = false;
     } catch (const std::exception& error) {
       if (stop.stop_requested()) return;
+      if (handlers.on_error) handlers.on_error(error);
       resource_version.clear();  // relist: after 410 Gone, and after any gap in the stream
       const auto* api_error = dynamic_cast<const ApiError*>(&error);
       // The first 410 Gone relists at once (the normal expiry of a version);

@@ -7,6 +7,7 @@
 // failure relists after a jittered, growing delay. Returns when `stop` is requested.
 // NamedThread starts a thread with a name that shows in `top -H` and stack dumps.
 #include <chrono>
+#include <exception>
 #include <functional>
 #include <stop_token>
 #include <string>
@@ -24,6 +25,8 @@ struct ListWatchHandlers {
   std::function<void(const rapidjson::Document& list, bool first)> on_list;
   // Every watch event except BOOKMARK. May throw to force a relist.
   std::function<void(WatchEvent& event)> on_event;
+  // Optional: a list or watch failed (before the delay to the relist).
+  std::function<void(const std::exception& error)> on_error;
 };
 
 struct ListWatchOptions {

@@ -95,11 +95,13 @@ ResourceApiVersion ResourceApi::Version(std::stop_token stop) {
     before = previous_;
   }
   const std::string served = Join(ServedVersions(group));
-  if (before && *before != *version) {
+  if (!before) {
+    log_->Info("speaking " + GroupVersion(*version), {{"served", served}});
+  } else if (*before != *version) {
     log_->Warning("the API server's resource.k8s.io versions changed; switching",
                   {{"from", GroupVersion(*before)}, {"to", GroupVersion(*version)}, {"served", served}});
   } else {
-    log_->Info("speaking " + GroupVersion(*version), {{"served", served}});
+    log_->Verbose(1, "still speaking " + GroupVersion(*version), {{"served", served}});
   }
   return *version;
 }
@@ -113,7 +115,7 @@ void ResourceApi::Rediscover(ResourceApiVersion failed) {
   if (pinned()) return;
   std::lock_guard lock(mu_);
   if (version_ != failed) return;
-  log_->Warning(GroupVersion(failed) + " is no longer served; asking the API server again");
+  log_->Verbose(1, "a " + GroupVersion(failed) + " collection or object was not found; asking which versions are served");
   previous_ = version_;
   version_.reset();
 }

@@ -16,9 +16,9 @@
 // conditions and networkData) has the same JSON in all three.
 //
 // ResourceApi finds the version on first use (GET /apis/resource.k8s.io, the APIGroup
-// discovery document) and keeps it. A component whose collection answers 404 calls
-// Rediscover(): the control plane changed (an upgrade dropped the version) and the next use
-// asks again. A pinned ResourceApi never asks.
+// discovery document) and keeps it. A component that gets a 404 where the version not being
+// served could be why calls Rediscover(), and the next use asks again (a control-plane
+// upgrade may have switched the version off). A pinned ResourceApi never asks.
 //
 // Thread-safety: every method may be called from any thread; concurrent first uses share one
 // discovery request.
@@ -72,8 +72,9 @@ class ResourceApi {
   ResourceApiVersion Version(std::stop_token stop = {});
   // The version in use, without asking; nullopt before the first discovery.
   std::optional<ResourceApiVersion> Known() const;
-  // `failed` answered 404 for a collection: ask again on the next Version(). Ignored when
-  // pinned, or when another thread has already moved on from `failed`.
+  // Something of `failed` answered 404 (a collection, or an object that may be gone): ask
+  // again on the next Version(). Ignored when pinned, or when another thread has already
+  // moved on from `failed`.
   void Rediscover(ResourceApiVersion failed);
   bool pinned() const { return client_ == nullptr; }
 

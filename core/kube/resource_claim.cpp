@@ -90,8 +90,8 @@ ResourceClaimReader::~ResourceClaimReader() {
   if (watch_thread_.joinable()) watch_thread_.join();
 }
 
-std::string ResourceClaimReader::CollectionPath(std::stop_token stop) const {
-  const std::string prefix = GroupVersionPath(ResourceApi::Of(options_.resource_api, std::move(stop)));
+std::string ResourceClaimReader::CollectionPath(ResourceApiVersion version) const {
+  const std::string prefix = GroupVersionPath(version);
   if (options_.namespace_name.empty()) return prefix + "/resourceclaims";
   return NamespacedPath(prefix, options_.namespace_name, "resourceclaims");
 }
@@ -111,14 +111,27 @@ ResourceClaim ResourceClaimReader::Get(const std::string& namespace_name, const 
     ++api_reads_;
   }
   rapidjson::Document object;
-  try {
-    const std::string prefix = GroupVersionPath(ResourceApi::Of(options_.resource_api, stop));
-    object = client_.Get(NamespacedPath(prefix, namespace_name, "resourceclaims", name), stop, kMaxObjectBytes);
-  } catch (const ApiError& error) {
-    if (error.IsNotFound())
+  ResourceApiVersion version = ResourceApi::Of(options_.resource_api, stop);
+  for (bool asked_again = false;; asked_again = true) {
+    try {
+      object = client_.Get(NamespacedPath(GroupVersionPath(version), namespace_name, "resourceclaims", name), stop,
+                           kMaxObjectBytes);
+      break;
+    } catch (const ApiError& error) {
+      if (!error.IsNotFound()) throw;
+      // Not found: the claim is gone, or the version is no longer served (a control-plane
+      // upgrade). Once, ask which version is served; if it changed, read the claim there.
+      if (!asked_again && options_.resource_api != nullptr && !options_.resource_api->pinned()) {
+        options_.resource_api->Rediscover(version);
+        const ResourceApiVersion now = options_.resource_api->Version(stop);
+        if (now != version) {
+          version = now;
+          continue;
+        }
+      }
       throw ClaimError("ResourceClaim " + key + " (uid " + uid +
                        ") not found: it was deleted before it could be prepared");
-    throw;
+    }
   }
   ResourceClaim claim = ParseResourceClaim(object);
   if (claim.uid != uid)
@@ -177,7 +190,20 @@ void ResourceClaimReader::WatchLoop(std::stop_token stop) {
     if (event.type == "DELETED") cache_.erase(key);
     else cache_[key] = std::move(claim);
   };
-  RunListWatch(client_, [this, stop] { return CollectionPath(stop); }, options, handlers, log_, stop);
+  // The version of the last (re)list: a 404 means it is no longer served.
+  ResourceApiVersion watched = ResourceApiVersion::kV1;
+  handlers.on_error = [this, &watched](const std::exception& error) {
+    const auto* api_error = dynamic_cast<const ApiError*>(&error);
+    if (api_error != nullptr && api_error->IsNotFound() && options_.resource_api != nullptr)
+      options_.resource_api->Rediscover(watched);
+  };
+  RunListWatch(
+      client_,
+      [this, stop, &watched] {
+        watched = ResourceApi::Of(options_.resource_api, stop);
+        return CollectionPath(watched);
+      },
+      options, handlers, log_, stop);
 }
 
 }  // namespace dranet::kube

@@ -13,7 +13,9 @@
 // it each prepare costs one GET (the kubelet calls prepare once per claim and pod).
 //
 // Claims are read in the resource.k8s.io version `resource_api` says (v1 without one); the
-// fields read here have the same JSON in v1, v1beta2 and v1beta1.
+// fields read here have the same JSON in v1, v1beta2 and v1beta1. A claim not found makes the
+// reader ask once which version is served, and read it there if that changed (an upgrade
+// that switched the version off); a 404 of the watch's list makes the next list ask.
 //
 // Thread-safety: Get() may be called concurrently (prepare calls run in parallel).
 #include <cstdint>
@@ -115,7 +117,7 @@ class ResourceClaimReader {
 
  private:
   void WatchLoop(std::stop_token stop);
-  std::string CollectionPath(std::stop_token stop) const;
+  std::string CollectionPath(ResourceApiVersion version) const;
 
   ApiClient& client_;
   Logger& log_;

@@ -100,6 +100,10 @@ void SlicePublisher::ScheduleRepair(const char* why, const std::string& slice_na
   if (!has_devices_) return;
   log_.Info("ResourceSlice changed by someone else; repairing", {{"slice", slice_name}, {"change", why}});
   ++stats_.repairs_scheduled;
+  SchedulePass();
+}
+
+void SlicePublisher::SchedulePass() {
   dirty_ = true;
   ++wake_ups_;
   wake_.notify_all();
@@ -344,9 +348,22 @@ void SlicePublisher::WatchLoop(std::stop_token stop) {
     }
     if (!expected) ScheduleRepair(event.type.c_str(), name);
   };
+  // The version of the last (re)list, for the 404 that says it is no longer served.
+  ResourceApiVersion watched = ResourceApiVersion::kV1;
+  handlers.on_error = [this, &watched](const std::exception& error) {
+    const auto* api_error = dynamic_cast<const ApiError*>(&error);
+    if (api_error == nullptr || !api_error->IsNotFound() || options_.resource_api == nullptr) return;
+    options_.resource_api->Rediscover(watched);
+    std::lock_guard lock(mu_);
+    if (has_devices_) SchedulePass();  // publish in what is served now, not at the next resync
+  };
   RunListWatch(
-      client_, [this, stop] { return CollectionPath(ResourceApi::Of(options_.resource_api, stop)); }, options,
-      handlers, log_, stop);
+      client_,
+      [this, stop, &watched] {
+        watched = ResourceApi::Of(options_.resource_api, stop);
+        return CollectionPath(watched);
+      },
+      options, handlers, log_, stop);
 }
 
 }  // namespace dranet::kube

@@ -16,7 +16,8 @@
 // fleet of nodes does not return in lock-step after an API server outage.
 //
 // The slices are written in the resource.k8s.io version `resource_api` says (v1 without one);
-// a 404 for the collection makes it ask the API server again. A version without list values
+// a 404 for the collection (from a pass or the watch) makes it ask the API server again, and
+// a pass follows at once. A version without list values
 // gets list attributes cut to their first value, with one warning.
 //
 // The Node's UID (for the ownerReference that lets the garbage collector delete our slices
@@ -98,6 +99,7 @@ class SlicePublisher {
   bool HeldByAnother(const std::string& name, std::stop_token stop);
   void ResolveNodeUid(std::stop_token stop);
   void ScheduleRepair(const char* why, const std::string& slice_name);
+  void SchedulePass();  // mu_ held
   std::chrono::milliseconds NextBackoff(int failures);
   std::string CollectionPath(ResourceApiVersion version) const;
   std::string FieldSelector() const;

@@ -320,8 +320,13 @@ FaultNode::FaultNode(Options options) : options_(std::move(options)), lab_(MakeL
   std::string pattern = "/tmp/dranet-faults-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = pattern;
-  if (options_.resource_api == "none") api_.ServeResourceVersions({});
-  else api_.ServeResourceVersions({options_.resource_api});
+  if (options_.resource_api == "none") {
+    api_.ServeResourceVersions({});
+  } else {
+    std::vector<std::string> served = {options_.resource_api};
+    served.insert(served.end(), options_.also_served.begin(), options_.also_served.end());
+    api_.ServeResourceVersions(served);
+  }
   fs::create_directories(dir_ / "kubelet/plugins_registry");
   std::ofstream(dir_ / "kubeconfig") << KubeconfigFor(api_.url());
   api_.PutObject("/api/v1/nodes",

@@ -142,6 +142,8 @@ class FaultNode {
     // 1.32/1.33 cluster; "none": DRA not enabled); below v1 the kubelet
     // calls the v1beta1 DRA service.
     std::string resource_api = "v1";
+    // Versions served besides it (each keeps its own objects), after it.
+    std::vector<std::string> also_served = {};
   };
   explicit FaultNode(Options options);
   ~FaultNode();

@@ -75,9 +75,13 @@ TEST_P(ServedVersionTest, NodePublishesPreparesAndReportsInTheOnlyServedVersion)
   EXPECT_TRUE(PollUntil([&] {
     const auto claim = Parse(node.api().GetObject(ClaimsPath(version), "claim-a").value_or("{}"));
     if (!claim.IsObject() || !claim.HasMember("status") || !claim["status"].HasMember("devices")) return false;
-    const auto& entry = claim["status"]["devices"][0];
-    status = std::string(entry["conditions"][0]["type"].GetString()) + "=" + entry["conditions"][0]["status"].GetString() +
-             "/" + entry["conditions"][0]["reason"].GetString();
+    const auto& entries = claim["status"]["devices"];
+    if (!entries.IsArray() || entries.Empty() || !entries[0].HasMember("conditions") ||
+        !entries[0]["conditions"].IsArray() || entries[0]["conditions"].Empty())
+      return false;
+    const auto& condition = entries[0]["conditions"][0];
+    status = std::string(condition["type"].GetString()) + "=" + condition["status"].GetString() + "/" +
+             condition["reason"].GetString();
     return true;
   })) << node.daemon().Log();
   EXPECT_EQ(status, "Ready=True/RDMAOnlyDeviceReady");
@@ -117,15 +121,73 @@ std::string VersionName(const ::testing::TestParamInfo<const char*>& param) { re
 INSTANTIATE_TEST_SUITE_P(ControlPlanes, ServedVersionTest, ::testing::Values("v1", "v1beta2", "v1beta1"),
                          VersionName);
 
-// --resource-api-version pins the version: no discovery request at all.
+// --resource-api-version pins the version: no discovery request at all, and
+// the newer version the server also serves is left alone.
 TEST(PinnedVersionTest, TheFlagIsSpokenWithoutAsking) {
   FaultNode node({DRANETD_BINARY, fs::path(DRANET_TEST_NODES_DIR) / "nd-gb300-v6", false,
-                  {"--resource-api-version=v1beta1"}, "v1beta1"});
+                  {"--resource-api-version=v1beta1"}, "v1beta1", {"v1"}});
   std::string why;
   ASSERT_TRUE(node.StartDaemon("", &why)) << why;
   ASSERT_TRUE(node.Run(Step::kPrepare).ok) << node.daemon().Log();
   EXPECT_EQ(Discoveries(node), 0u);
   EXPECT_EQ(OtherVersionRequests(node, "v1beta1"), std::vector<std::string>{});
+}
+
+// The control plane stops serving the version in use while dranetd runs (an
+// upgrade that switches v1beta2 off, leaving v1beta1). The fake keeps each
+// version's objects apart, so a test puts what a real API server would show
+// in v1beta1 there itself.
+class VersionDropTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    ASSERT_TRUE(node_.StartDaemon("", &why)) << why;
+    ASSERT_TRUE(node_.Run(Step::kPrepare).ok) << node_.daemon().Log();
+    for (const auto& json : node_.api().ListObjects(SlicesPath("v1beta2")))
+      for (const auto& device : Parse(json)["spec"]["devices"].GetArray()) devices_.emplace_back(device["name"].GetString());
+    ASSERT_GE(devices_.size(), 4u);
+    ASSERT_TRUE(node_.api().ListObjects(SlicesPath("v1beta1")).empty());
+  }
+  std::string Metrics() { return LoopbackGet(node_.daemon().MetricsPort(), "/metrics").body; }
+
+  FaultNode node_{{DRANETD_BINARY, fs::path(DRANET_TEST_NODES_DIR) / "nd-gb300-v6", false, {}, "v1beta2", {"v1beta1"}}};
+  std::vector<std::string> devices_;
+};
+
+// The upgrade restarts the API server (open watches end): the slice watch
+// meets the 404, and the slices are published in v1beta1 at once, not at the
+// periodic resync ten minutes later.
+TEST_F(VersionDropTest, TheSlicesFollowWithoutWaitingForTheResync) {
+  node_.api().SetDown(true);
+  node_.api().ServeResourceVersions({"v1beta1"});
+  node_.api().SetDown(false);
+  EXPECT_TRUE(PollUntil([&] { return !node_.api().ListObjects(SlicesPath("v1beta1")).empty(); }))
+      << node_.daemon().Log();
+  std::size_t republished = 0;
+  for (const auto& json : node_.api().ListObjects(SlicesPath("v1beta1")))
+    for (const auto& device : Parse(json)["spec"]["devices"].GetArray()) {
+      EXPECT_TRUE(device.HasMember("basic"));
+      ++republished;
+    }
+  EXPECT_EQ(republished, devices_.size());
+  const std::string metrics = Metrics();
+  EXPECT_NE(metrics.find("dranet_resource_api_info{version=\"v1beta1\"} 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("dranet_resource_api_info{version=\"v1beta2\"} 0"), std::string::npos) << metrics;
+  EXPECT_NE(node_.daemon().Log().find("switching"), std::string::npos) << node_.daemon().Log();
+}
+
+// Before anything else notices (the slice watch still open), a claim of the
+// new version is prepared: the read that gets 404 asks which version is
+// served and reads the claim there, instead of calling it deleted.
+TEST_F(VersionDropTest, AClaimIsReadWhereItIsServedNow) {
+  node_.api().ServeResourceVersions({"v1beta1"});
+  auto stored = Parse(node_.api().PutObject(ClaimsPath("v1beta1"),
+                                            AllocatedClaim("claim-c", kNode, {devices_.back()}, "pod-c", "v1beta1")));
+  const fakes::KubeletClaim claim{"ml", "claim-c", stored["metadata"]["uid"].GetString()};
+  const auto answers = node_.kubelet().Prepare(kDriver, fakes::DraApi::kV1beta1, {claim});
+  ASSERT_EQ(answers.count(claim.uid), 1u);
+  EXPECT_EQ(answers.at(claim.uid).error, "") << node_.daemon().Log();
+  EXPECT_NE(Metrics().find("dranet_resource_api_info{version=\"v1beta1\"} 1"), std::string::npos);
 }
 
 // A control plane without DRA (before 1.32, or the group switched off):
@@ -136,6 +198,15 @@ TEST(NoDraTest, DranetdStaysUpNotReadyAndSaysWhy) {
   ASSERT_TRUE(node.StartDaemon("", &why, /*wait_ready=*/false)) << why;
   EXPECT_TRUE(PollUntil([&] {
     return node.daemon().Log().find("Dynamic Resource Allocation is not enabled") != std::string::npos;
+  })) << node.daemon().Log();
+  // It keeps trying (with backoff), and keeps running.
+  EXPECT_TRUE(PollUntil([&] {
+    const std::string log = node.daemon().Log();
+    std::size_t tries = 0;
+    for (auto at = log.find("publishing ResourceSlices failed"); at != std::string::npos;
+         at = log.find("publishing ResourceSlices failed", at + 1))
+      ++tries;
+    return tries >= 3;
   })) << node.daemon().Log();
   const int port = node.daemon().MetricsPort();
   ASSERT_NE(port, 0);

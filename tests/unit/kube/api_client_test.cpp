@@ -298,7 +298,7 @@ TEST_F(ApiClientTest, ListWatchBacksOffFromWatchesThatEndAtOnceOrAreGone) {
     ListWatchOptions options;
     options.min_backoff = std::chrono::milliseconds(100);
     options.max_backoff = std::chrono::milliseconds(400);
-    ListWatchHandlers handlers{[](const rapidjson::Document&, bool) {}, [](WatchEvent&) {}};
+    ListWatchHandlers handlers{[](const rapidjson::Document&, bool) {}, [](WatchEvent&) {}, {}};
     std::stop_source stop;
     std::thread loop([&] { RunListWatch(*client, kSlices, options, handlers, env_.log(), stop.get_token()); });
     std::this_thread::sleep_for(std::chrono::seconds(2));

@@ -230,8 +230,6 @@ TEST_F(ResourceClaimTest, ClaimsAreReadAndStatusAppliedInTheVersionSpoken) {
   env.server().PutObject("/apis/resource.k8s.io/v1beta1/namespaces/ml/resourceclaims",
                          R"({"metadata":{"name":"c","namespace":"ml"}})");
   auto client = env.MakeClient();
-  ResourceApi wrong(ResourceApiVersion::kV1);
-  EXPECT_THROW(ClaimStatusWriter(*client, "dra.net", env.log(), &wrong).Apply("ml", "c", {}), ApiError);
   try {
     client->Apply("/apis/resource.k8s.io/v1beta1/namespaces/ml/resourceclaims/c/status",
                   ClaimStatusApplyJson("ml", "c", {}, "2025-01-01T00:00:00Z", env.log(), ResourceApiVersion::kV1),
@@ -241,6 +239,34 @@ TEST_F(ResourceClaimTest, ClaimsAreReadAndStatusAppliedInTheVersionSpoken) {
     EXPECT_EQ(error.status(), 400);
     EXPECT_THAT(error.what(), HasSubstr("Incorrect version specified in apply patch"));
   }
+}
+
+// The control plane stops serving the version the reader speaks: a claim read gets 404,
+// asks once which version is served and reads the claim there; a claim that is really gone
+// is still reported as gone.
+TEST_F(ResourceClaimTest, AClaimReadFollowsAVersionThatWentAway) {
+  ApiTestEnv env;
+  env.server().ServeResourceVersions({"v1beta2", "v1beta1"});
+  auto client = env.MakeClient();
+  ResourceApi api(*client, env.log());
+  ASSERT_EQ(api.Version(), ResourceApiVersion::kV1beta2);
+  ResourceClaimReaderOptions options;
+  options.resource_api = &api;
+  ResourceClaimReader reader(*client, env.log(), options);
+  env.server().ServeResourceVersions({"v1beta1"});
+  rapidjson::Document stored;
+  stored.Parse(env.server()
+                   .PutObject("/apis/resource.k8s.io/v1beta1/namespaces/ml/resourceclaims",
+                              R"({"metadata":{"name":"c","namespace":"ml"},"status":{"allocation":{"devices":{}}}})")
+                   .c_str());
+  const std::string uid = MetadataField(stored, "uid");
+  EXPECT_EQ(reader.Get("ml", "c", uid).uid, uid);
+  EXPECT_EQ(api.Known(), ResourceApiVersion::kV1beta1);
+  EXPECT_THROW(reader.Get("ml", "gone", "u-0"), ClaimError);
+  ResourceApi pinned(ResourceApiVersion::kV1beta2);
+  options.resource_api = &pinned;
+  ResourceClaimReader pinned_reader(*client, env.log(), options);
+  EXPECT_THROW(pinned_reader.Get("ml", "c", uid), ClaimError) << "a pinned version is never left";
 }
 
 TEST_F(ResourceClaimTest, StatusBodyMatchesTheOpenApiSchema) {
