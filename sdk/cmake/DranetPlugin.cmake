@@ -8,7 +8,8 @@
 #    alone, --no-undefined (a plugin links nothing from the host) and -z now;
 #  - output to DRANET_PLUGIN_OUTPUT_DIR when set (the build tree's
 #    lib/dranet/plugins), installed to DRANET_PLUGIN_INSTALL_DIR
-#    (default lib/dranet/plugins).
+#    (default lib/dranet/plugins), in the install component
+#    DRANET_PLUGIN_INSTALL_COMPONENT when set.
 include_guard(GLOBAL)
 set(_DRANET_PLUGIN_MAP ${CMAKE_CURRENT_LIST_DIR}/../plugin.map CACHE INTERNAL "")
 if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/dranet-plugin.map)
@@ -50,6 +51,11 @@ function(dranet_add_plugin name)
     if(NOT DEFINED DRANET_PLUGIN_INSTALL_DIR)
       set(DRANET_PLUGIN_INSTALL_DIR lib/dranet/plugins)
     endif()
-    install(TARGETS ${target} LIBRARY DESTINATION ${DRANET_PLUGIN_INSTALL_DIR})
+    if(DEFINED DRANET_PLUGIN_INSTALL_COMPONENT)
+      install(TARGETS ${target} LIBRARY DESTINATION ${DRANET_PLUGIN_INSTALL_DIR}
+              COMPONENT ${DRANET_PLUGIN_INSTALL_COMPONENT})
+    else()
+      install(TARGETS ${target} LIBRARY DESTINATION ${DRANET_PLUGIN_INSTALL_DIR})
+    endif()
   endif()
 endfunction()

@@ -199,10 +199,13 @@ ChildOutput InChild(Body body) {
   return out;
 }
 
+// The directory of node snapshots the checks run on (--nodes).
+fs::path g_nodes;
+
 std::vector<fs::path> Snapshots() {
   std::vector<fs::path> roots;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(DRANET_TEST_NODES_DIR, ec))
+  for (const auto& e : fs::directory_iterator(g_nodes, ec))
     if (e.is_directory() && fs::exists(e.path() / "sys")) roots.push_back(e.path());
   std::sort(roots.begin(), roots.end());
   return roots;
@@ -419,6 +422,15 @@ int ExpectedFailureVerdict(int gtest_exit, const std::map<std::string, CheckResu
   return 0;
 }
 
+// <prefix>/share/dranet/conformance/nodes for <prefix>/bin/plugin_conformance: where the
+// sdk install component puts the sample snapshots (found from the program's own path, so
+// an installed kit can be moved).
+fs::path InstalledNodes() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : self.parent_path().parent_path() / "share/dranet/conformance/nodes";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -427,14 +439,32 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--plugin") g_plugin = fs::absolute(argv[i + 1]);
+    if (arg == "--nodes") g_nodes = fs::absolute(argv[i + 1]);
     if (arg == "--expect-failure") expect_failure = argv[i + 1];
     if (arg == "--expect-message") expect_message = argv[i + 1];
   }
   if (g_plugin.empty() || !fs::exists(g_plugin) || expect_failure.empty() != expect_message.empty()) {
-    std::fprintf(stderr, "usage: plugin_conformance --plugin FILE.so [--expect-failure TEST --expect-message TEXT]\n");
+    std::fprintf(stderr,
+                 "usage: plugin_conformance --plugin FILE.so [--nodes DIR] "
+                 "[--expect-failure TEST --expect-message TEXT]\n"
+                 "  --nodes DIR  node snapshots to run the checks on (each a directory with sys/ in it);\n"
+                 "               default: the ones installed beside this program (%s)\n",
+                 InstalledNodes().c_str());
+    return 2;
+  }
+  if (g_nodes.empty()) g_nodes = InstalledNodes();
+  const auto snapshots = Snapshots();
+  if (snapshots.empty()) {
+    std::fprintf(stderr,
+                 "plugin_conformance: no node snapshot in %s (a snapshot is a directory with sys/ in it, as "
+                 "`dranetctl snapshot` writes); pass --nodes DIR\n",
+                 g_nodes.c_str());
     return 2;
   }
   std::printf("conformance of %s\n", g_plugin.c_str());
+  std::printf("on %zu node snapshots in %s:", snapshots.size(), g_nodes.c_str());
+  for (const auto& snapshot : snapshots) std::printf(" %s", snapshot.filename().c_str());
+  std::printf("\n");
   std::map<std::string, CheckResult> results;
   ::testing::UnitTest::GetInstance()->listeners().Append(new ResultRecorder(results));
   int exit_code = RUN_ALL_TESTS();
