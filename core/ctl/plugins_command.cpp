@@ -4,23 +4,18 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 
-#include "base/log.h"
-#include "plugins/plugin_flags.h"
-#include "plugins/plugin_host.h"
+#include "ctl/node_view.h"
 
 namespace dranet::ctl {
 namespace {
 
 struct PluginsCommand {
-  plugins::PluginFlags flags;
-  std::string host_root = "/";
+  NodeViewFlags node;
   std::string output = "table";
-  bool verbose = false;
 };
 
 std::string Capabilities(uint32_t caps) {
@@ -28,22 +23,53 @@ std::string Capabilities(uint32_t caps) {
   return names.empty() ? "-" : names;
 }
 
+// What a plugin's last pass published and what the host rejected.
+void PrintTally(const char* pass, const plugins::PluginReport::AttributeTally& tally) {
+  for (const auto& [name, devices] : tally.published)
+    std::cout << "    " << pass << " published " << name << " on " << devices << " device(s)\n";
+  for (const auto& [why, devices] : tally.rejected)
+    std::cout << "    " << pass << " REJECTED " << why << " (" << devices << " device(s))\n";
+}
+
+void WriteTally(rapidjson::PrettyWriter<rapidjson::StringBuffer>& w, const plugins::PluginReport::AttributeTally& tally) {
+  w.StartObject();
+  w.Key("published");
+  w.StartObject();
+  for (const auto& [name, devices] : tally.published) {
+    w.Key(name.c_str());
+    w.Uint64(devices);
+  }
+  w.EndObject();
+  w.Key("rejected");
+  w.StartArray();
+  for (const auto& [why, devices] : tally.rejected) {
+    w.StartObject();
+    w.Key("reason"); w.String(why.c_str());
+    w.Key("devices"); w.Uint64(devices);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+void WriteStrings(rapidjson::PrettyWriter<rapidjson::StringBuffer>& w, const std::vector<std::string>& strings) {
+  w.StartArray();
+  for (const auto& s : strings) w.String(s.c_str());
+  w.EndArray();
+}
+
 int Run(const PluginsCommand& cmd) {
-  plugins::PluginHostOptions options;
-  plugins::ApplyPluginFlags(cmd.flags, options);
-  options.host_root = cmd.host_root;
-  // Plugin logs go to stderr only with -v; the listing is the output.
-  Logger logger(std::cerr, Logger::Format::kText, cmd.verbose ? 4 : 0);
-  std::ostringstream discard;
-  Logger quiet(discard);
-  plugins::PluginHost host(options, cmd.verbose ? logger : quiet);
+  // The plugins run on the node's devices (discovery on --host-root) exactly
+  // as dranetd runs them, so the listing shows what each one published.
+  NodeView view = BuildNodeView(cmd.node);
+  const auto& reports = view.plugin_reports;
   if (cmd.output == "table") {
     std::size_t name_width = 6;
-    for (const auto& r : host.reports()) name_width = std::max(name_width, r.name.size() + 2);
+    for (const auto& r : reports) name_width = std::max(name_width, r.name.size() + 2);
     const int nw = static_cast<int>(name_width);
     std::cout << std::left << std::setw(nw) << "NAME" << std::setw(10) << "VERSION" << std::setw(6) << "ABI"
               << std::setw(16) << "STATUS" << std::setw(30) << "CAPABILITIES" << "DETAIL\n";
-    for (const auto& r : host.reports()) {
+    for (const auto& r : reports) {
       std::string abi = r.abi_version ? std::to_string(DRANET_ABI_MAJOR_OF(r.abi_version)) + "." +
                                             std::to_string(DRANET_ABI_MINOR_OF(r.abi_version))
                                       : "-";
@@ -53,12 +79,20 @@ int Run(const PluginsCommand& cmd) {
                 << plugins::OutcomeName(r.outcome) << std::setw(30) << Capabilities(r.capabilities)
                 << detail << "  (" << r.file << ")\n";
       for (const auto& key : r.config_keys) std::cout << "    config " << key << "\n";
+      if (!r.attribute_domains.empty()) {
+        std::cout << "    domains";
+        for (const auto& d : r.attribute_domains) std::cout << " " << d;
+        std::cout << "\n";
+      }
+      for (const auto& why : r.refused_domains) std::cout << "    domain REFUSED " << why << "\n";
+      PrintTally("discover", r.discovered);
+      PrintTally("annotate", r.annotated);
     }
   } else {
     rapidjson::StringBuffer buf;
     rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
     w.StartArray();
-    for (const auto& r : host.reports()) {
+    for (const auto& r : reports) {
       w.StartObject();
       w.Key("file"); w.String(r.file.c_str());
       w.Key("name"); w.String(r.name.c_str());
@@ -67,10 +101,11 @@ int Run(const PluginsCommand& cmd) {
       w.Key("status"); w.String(plugins::OutcomeName(r.outcome));
       w.Key("capabilities"); w.String(Capabilities(r.capabilities).c_str());
       w.Key("reason"); w.String(r.reason.c_str());
-      w.Key("configKeys");
-      w.StartArray();
-      for (const auto& k : r.config_keys) w.String(k.c_str());
-      w.EndArray();
+      w.Key("configKeys"); WriteStrings(w, r.config_keys);
+      w.Key("attributeDomains"); WriteStrings(w, r.attribute_domains);
+      w.Key("refusedDomains"); WriteStrings(w, r.refused_domains);
+      w.Key("discovered"); WriteTally(w, r.discovered);
+      w.Key("annotated"); WriteTally(w, r.annotated);
       w.EndObject();
     }
     w.EndArray();
@@ -83,11 +118,12 @@ int Run(const PluginsCommand& cmd) {
 
 void AddPluginsCommand(CLI::App& app, int& exit_code) {
   auto cmd = std::make_shared<PluginsCommand>();
-  auto* sub = app.add_subcommand("plugins", "List plugins: loaded, skipped, rejected, and why");
-  plugins::AddPluginFlags(*sub, cmd->flags);
-  sub->add_option("--host-root", cmd->host_root, "Node root (live: /, or a snapshot directory)");
+  auto* sub = app.add_subcommand(
+      "plugins",
+      "List plugins: loaded, skipped, rejected, and why; the attribute domains each owns, and what each "
+      "published on the node's devices and what the host rejected");
+  AddNodeViewFlags(*sub, cmd->node);
   sub->add_option("-o,--output", cmd->output, "table or json")->check(CLI::IsMember({"table", "json"}));
-  sub->add_flag("-v,--verbose", cmd->verbose, "Show plugin logs on stderr");
   sub->callback([cmd, &exit_code] { exit_code = Run(*cmd); });
 }
 

@@ -12,7 +12,7 @@ void AddPluginFlags(CLI::App& app, PluginFlags& flags) {
   app.add_option("--plugin-allow", flags.allow, "Load only these plugins (comma-separated)")->delimiter(',');
   app.add_option("--plugin-deny", flags.deny, "Never load these plugins (comma-separated)")->delimiter(',');
   app.add_option("--plugin-config", flags.config, "Plugin setting NAME.KEY=VALUE (repeatable)");
-  app.add_option("--plugin-timeout-ms", flags.timeout_ms, "Deadline of one plugin call")
+  app.add_option("--plugin-timeout-ms", flags.timeout_ms, "Deadline of loading a plugin, of its init and of each call (per device for annotate)")
       ->check(CLI::Range(10, 60000));
   app.add_flag("--allow-non-root-plugin-dir", flags.allow_non_root_dir,
                "Accept a plugin directory not owned by root (development only)");

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <regex>
 #include <set>
@@ -13,6 +14,7 @@
 #include "plugins/device_abi.h"
 #include "plugins/network_edit_rules.h"
 #include "plugins/plugin_library.h"
+#include "plugins/plugin_status.h"
 #include "plugins/plugin_worker.h"
 
 namespace dranet::plugins {
@@ -84,6 +86,10 @@ struct PluginHost::Loaded {
   void* state = nullptr;
   bool initialised = false;
   std::size_t report_index = 0;
+  // Disabled after a missed deadline, until retry_at (PluginHost::state_mu_).
+  bool disabled = false;
+  std::chrono::steady_clock::time_point retry_at{};
+  std::chrono::milliseconds backoff{0};
   const ValidatedDescriptor& d() const { return library->descriptor(); }
 
   ~Loaded() {
@@ -133,11 +139,7 @@ dranet_error_t NewError() {
   return e;
 }
 
-std::string StatusText(dranet_status_t st, const dranet_error_t& err) {
-  std::string s = "status " + std::to_string(st);
-  if (err.message[0] != '\0') s += ": " + std::string(err.message, strnlen(err.message, sizeof err.message));
-  return s;
-}
+std::string StatusText(dranet_status_t st, const dranet_error_t& err) { return DescribeStatus(st, err); }
 
 // A problem with the directory itself, or "" when it may be used.
 std::string CheckDirectory(const fs::path& dir, bool require_root_owned) {
@@ -171,6 +173,42 @@ std::string AbiText(uint32_t v) {
 
 }  // namespace
 
+bool PluginHost::Usable(Loaded& plugin) {
+  if (!plugin.initialised || plugin.worker->hung()) return false;
+  std::lock_guard lock(state_mu_);
+  if (!plugin.disabled) return true;
+  if (std::chrono::steady_clock::now() < plugin.retry_at) return false;
+  plugin.disabled = false;
+  auto& report = reports_[plugin.report_index];
+  logger_.Info("plugin re-enabled after its back-off",
+               {{"name", report.name}, {"backoffMs", static_cast<int64_t>(plugin.backoff.count())}});
+  report.outcome = PluginOutcome::kLoaded;
+  report.reason.clear();
+  return true;
+}
+
+void PluginHost::Disable(Loaded& plugin, const std::string& what) {
+  std::lock_guard lock(state_mu_);
+  plugin.backoff = plugin.backoff.count() == 0 ? options_.retry_backoff
+                                               : std::min(plugin.backoff * 2, options_.max_retry_backoff);
+  plugin.disabled = true;
+  plugin.retry_at = std::chrono::steady_clock::now() + plugin.backoff;
+  auto& report = reports_[plugin.report_index];
+  report.outcome = PluginOutcome::kFailed;
+  report.reason = what + " missed its deadline of " + std::to_string(options_.call_deadline.count()) +
+                  " ms; disabled, retried " + std::to_string(plugin.backoff.count()) +
+                  " ms after the call comes back";
+  logger_.Error("plugin call missed its deadline; plugin disabled",
+                {{"name", report.name}, {"op", what},
+                 {"deadlineMs", static_cast<int64_t>(options_.call_deadline.count())},
+                 {"retryAfterMs", static_cast<int64_t>(plugin.backoff.count())}});
+}
+
+void PluginHost::CallReturned(Loaded& plugin) {
+  std::lock_guard lock(state_mu_);
+  if (!plugin.disabled) plugin.backoff = std::chrono::milliseconds(0);
+}
+
 std::string CapabilityNames(uint32_t capabilities, const char* separator) {
   std::string s;
   for (const auto& [bit, name] : {std::pair{DRANET_CAP_DISCOVERY, "discovery"}, std::pair{DRANET_CAP_ATTRIBUTES, "attributes"},
@@ -182,6 +220,25 @@ std::string CapabilityNames(uint32_t capabilities, const char* separator) {
 PluginHost::PluginHost(PluginHostOptions options, Logger& logger)
     : options_(std::move(options)), logger_(logger) {
   for (const auto& dir : options_.plugin_dirs) LoadDirectory(dir);
+  AssignAttributeDomains();
+}
+
+void PluginHost::AssignAttributeDomains() {
+  std::vector<AttributeDomains::Plugin> plugins;
+  for (const auto& lp : loaded_)
+    if (lp->initialised) plugins.push_back({lp->d().name, lp->d().abi_version, lp->d().attribute_domains});
+  std::set<std::string> present;
+  for (const auto& r : reports_)
+    if (!r.name.empty()) present.insert(r.name);
+  domains_ = std::make_shared<const AttributeDomains>(plugins, present);
+  for (const auto& lp : loaded_) {
+    if (!lp->initialised) continue;
+    auto& report = reports_[lp->report_index];
+    report.attribute_domains = domains_->OwnedBy(report.name);
+    report.refused_domains = domains_->RefusedDeclarations(report.name);
+    for (const auto& why : report.refused_domains)
+      logger_.Warning("plugin attribute domain not granted", {{"name", report.name}, {"reason", why}});
+  }
 }
 
 PluginHost::~PluginHost() {
@@ -268,15 +325,49 @@ void PluginHost::LoadFile(const fs::path& file) {
     Report(std::move(report));
     return;
   }
-  auto loaded = std::make_unique<Loaded>();
-  try {
-    loaded->library = PluginLibrary::Open(file);
-  } catch (const PluginRejected& e) {
-    report.outcome = PluginOutcome::kRejected;
-    report.reason = e.what();
+  if (!loader_held_by_.empty()) {
+    report.outcome = PluginOutcome::kFailed;
+    report.reason = "not loaded: the loading of " + loader_held_by_ +
+                    " never finished and may hold the dynamic loader";
     Report(std::move(report));
     return;
   }
+  // Loading runs plugin code (static constructors, the entry), so it runs
+  // on the plugin's worker under the init deadline, like init.
+  auto worker = std::make_unique<PluginWorker>(expected_name.empty() ? file.stem().string() : expected_name);
+  struct OpenCall {
+    std::unique_ptr<PluginLibrary> library;
+    std::string rejected;
+  };
+  auto open = std::make_shared<OpenCall>();
+  const bool opened = worker->Run(
+      [open, file] {
+        try {
+          open->library = PluginLibrary::Open(file);
+        } catch (const PluginRejected& e) {
+          open->rejected = e.what();
+        } catch (const std::exception& e) {
+          open->rejected = std::string("cannot load: ") + e.what();
+        }
+      },
+      options_.init_deadline);
+  if (!opened) {
+    loader_held_by_ = file.string();
+    report.outcome = PluginOutcome::kFailed;
+    report.reason = "loading (the library's static constructors and its entry) did not finish within " +
+                    std::to_string(options_.init_deadline.count()) + " ms; abandoned";
+    Report(std::move(report));
+    return;  // the hung worker is detached; the late load closes itself
+  }
+  if (!open->rejected.empty()) {
+    report.outcome = PluginOutcome::kRejected;
+    report.reason = open->rejected;
+    Report(std::move(report));
+    return;
+  }
+  auto loaded = std::make_unique<Loaded>();
+  loaded->library = std::move(open->library);
+  loaded->worker = std::move(worker);
   const auto& d = loaded->d();
   report.name = d.name;
   report.version = d.version;
@@ -312,7 +403,6 @@ void PluginHost::LoadFile(const fs::path& file) {
   loaded->services = std::make_unique<HostServices>(d.name, logger_, options_.host_root.string(),
                                                     options_.node_name, std::move(config),
                                                     options_.http_get);
-  loaded->worker = std::make_unique<PluginWorker>(d.name);
 
   struct InitCall {
     dranet_status_t status = DRANET_ERR_INTERNAL;
@@ -366,6 +456,8 @@ struct AnnotateCall {
   std::vector<std::unique_ptr<DeviceAbi>> inputs;
   std::vector<std::size_t> device_index;
   std::string plugin_name;
+  std::shared_ptr<const AttributeDomains> domains;
+  std::atomic<std::size_t> current{0};  // the device being annotated
   struct Output {
     std::vector<std::pair<std::string, inventory::AttributeValue>> attrs;
     std::vector<std::string> rejected;
@@ -390,10 +482,8 @@ dranet_status_t AddAttrTrampoline(void* ctx, const dranet_attr_t* attr) noexcept
     }
     std::string why;
     auto accepted = AcceptAttribute(*attr, c->call->plugin_name, why);
-    if (accepted && IsCoreDomain(accepted->first)) {
-      why = "attribute \"" + accepted->first + "\": domain reserved for the core";
-      accepted.reset();
-    }
+    if (accepted) why = c->call->domains->Refusal(c->call->plugin_name, accepted->first);
+    if (accepted && !why.empty()) accepted.reset();
     if (!accepted) {
       out.rejected.push_back(why);
       return DRANET_ERR_INVALID_ARG;
@@ -616,7 +706,7 @@ std::optional<ProfileAnswer> PluginHost::GetProfile(const ProfileQuery& query, c
     if (!lp->initialised || !(lp->d().capabilities & DRANET_CAP_PROFILES)) continue;
     if (!MatchesTable(lp->d().match_table, device)) continue;
     const std::string who = "plugin " + lp->d().name;
-    if (lp->worker->hung()) throw ProfileCallFailed(who + " is disabled: an earlier call never returned");
+    if (!Usable(*lp)) throw ProfileCallFailed(who + " is disabled: an earlier call missed its deadline");
     auto call = std::make_shared<ProfileCall>();
     call->plugin_name = lp->d().name;
     call->device = std::make_unique<DeviceAbi>(device);
@@ -630,9 +720,12 @@ std::optional<ProfileAnswer> PluginHost::GetProfile(const ProfileQuery& query, c
           call->status = CallGuarded([&] { return op(state, &req, &sink, &call->err); }, call->err);
         },
         options_.call_deadline);
-    if (!ok)
+    if (!ok) {
+      Disable(*lp, "get_profile");
       throw ProfileCallFailed(who + ": get_profile missed its deadline of " +
                               std::to_string(options_.call_deadline.count()) + " ms");
+    }
+    CallReturned(*lp);
     // The host's own refusal of the answer first: the plugin may have
     // passed the sink's status on without a message.
     if (!call->rejected.empty()) throw ProfileCallFailed(who + ": " + call->rejected);
@@ -652,8 +745,8 @@ std::vector<std::string> PluginHost::ReleaseProfile(const ProfileQuery& query, c
   for (auto& lp : loaded_) {
     if (!lp->initialised || !(lp->d().capabilities & DRANET_CAP_PROFILES)) continue;
     const std::string who = "plugin " + lp->d().name;
-    if (lp->worker->hung()) {
-      failures.push_back(who + " is disabled: an earlier call never returned");
+    if (!Usable(*lp)) {
+      failures.push_back(who + " is disabled: an earlier call missed its deadline");
       continue;
     }
     auto call = std::make_shared<ProfileCall>();
@@ -669,9 +762,13 @@ std::vector<std::string> PluginHost::ReleaseProfile(const ProfileQuery& query, c
         },
         options_.call_deadline);
     if (!ok) {
+      Disable(*lp, "release_profile");
       failures.push_back(who + ": release_profile missed its deadline of " +
                          std::to_string(options_.call_deadline.count()) + " ms");
-    } else if (call->status != DRANET_OK && call->status != DRANET_ERR_NOT_FOUND &&
+      continue;
+    }
+    CallReturned(*lp);
+    if (call->status != DRANET_OK && call->status != DRANET_ERR_NOT_FOUND &&
                call->status != DRANET_ERR_UNSUPPORTED) {
       failures.push_back(who + ": release_profile failed: " + StatusText(call->status, call->err));
     }
@@ -682,7 +779,7 @@ std::vector<std::string> PluginHost::ReleaseProfile(const ProfileQuery& query, c
 std::vector<inventory::Device> PluginHost::Discover() {
   std::vector<inventory::Device> out;
   for (auto& lp : loaded_) {
-    if (!lp->initialised || !(lp->d().capabilities & DRANET_CAP_DISCOVERY)) continue;
+    if (!(lp->d().capabilities & DRANET_CAP_DISCOVERY) || !Usable(*lp)) continue;
     auto call = std::make_shared<DiscoverCall>();
     call->plugin_name = lp->d().name;
     auto op = lp->d().discover;
@@ -694,26 +791,53 @@ std::vector<inventory::Device> PluginHost::Discover() {
         },
         options_.call_deadline);
     if (!ok) {
-      logger_.Error("plugin call missed its deadline; plugin disabled",
-                    {{"name", call->plugin_name}, {"op", "discover"}});
+      Disable(*lp, "discover");
       continue;
     }
-    for (const auto& why : call->rejected)
+    CallReturned(*lp);
+    auto& tally = reports_[lp->report_index].discovered;
+    tally = {};
+    for (const auto& why : call->rejected) {
       logger_.Warning("plugin device rejected", {{"name", call->plugin_name}, {"reason", why}});
+      ++tally.rejected[why];
+    }
     if (call->status != DRANET_OK) {
       logger_.Error("plugin discover failed", {{"name", call->plugin_name}, {"error", StatusText(call->status, call->err)}});
       continue;
     }
-    for (auto& d : call->devices) out.push_back(std::move(d));
+    for (auto& d : call->devices) {
+      // A discovered device is the plugin's own, so the core's domains are
+      // its to fill (dra.net/*); other domains follow their owners.
+      for (auto it = d.attributes.begin(); it != d.attributes.end();) {
+        const std::string why = IsCoreDomain(it->first) ? "" : domains_->Refusal(call->plugin_name, it->first);
+        if (why.empty()) {
+          ++tally.published[it->first];
+          ++it;
+          continue;
+        }
+        logger_.Warning("plugin attribute rejected", {{"name", call->plugin_name}, {"device", d.name}, {"reason", why}});
+        ++tally.rejected[why];
+        it = d.attributes.erase(it);
+      }
+      out.push_back(std::move(d));
+    }
   }
   return out;
 }
 
 void PluginHost::Annotate(std::vector<inventory::Device>& devices) {
+  // (device index, attribute) -> the plugin that set it, for attributes in
+  // domains nobody owns (ABI < 1.3 plugins); a disagreement drops it for all.
+  std::map<std::pair<std::size_t, std::string>, std::string> unowned_writer;
+  std::map<std::pair<std::size_t, std::string>, std::set<std::string>> disputed;
   for (auto& lp : loaded_) {
-    if (!lp->initialised || !(lp->d().capabilities & DRANET_CAP_ATTRIBUTES) || lp->worker->hung()) continue;
+    if (lp->initialised) reports_[lp->report_index].annotated = {};
+  }
+  for (auto& lp : loaded_) {
+    if (!(lp->d().capabilities & DRANET_CAP_ATTRIBUTES) || !Usable(*lp)) continue;
     auto call = std::make_shared<AnnotateCall>();
     call->plugin_name = lp->d().name;
+    call->domains = domains_;
     for (std::size_t i = 0; i < devices.size(); ++i) {
       if (!MatchesTable(lp->d().match_table, devices[i])) continue;
       call->inputs.push_back(std::make_unique<DeviceAbi>(devices[i]));
@@ -724,43 +848,56 @@ void PluginHost::Annotate(std::vector<inventory::Device>& devices) {
     auto op = lp->d().annotate;
     void* state = lp->state;
     auto started = std::chrono::steady_clock::now();
-    bool ok = lp->worker->Run(
-        [call, op, state] {
+    // The deadline is per device: a pass over hundreds of devices may take
+    // far longer than one call, as long as each device is quick.
+    bool ok = lp->worker->RunSteps(
+        [call, op, state](const PluginWorker::StepDone& step_done) {
           for (std::size_t k = 0; k < call->inputs.size(); ++k) {
+            call->current = k;
             AttrSinkCtx ctx{call.get(), k};
             dranet_attr_sink_t sink{sizeof(dranet_attr_sink_t), &ctx, &AddAttrTrampoline};
             dranet_error_t err = NewError();
             auto& out = call->outputs[k];
             out.status = CallGuarded([&] { return op(state, call->inputs[k]->get(), &sink, &err); }, err);
             if (out.status != DRANET_OK) out.error = StatusText(out.status, err);
+            step_done();
           }
         },
         options_.call_deadline);
     if (!ok) {
-      logger_.Error("plugin call missed its deadline; plugin disabled",
-                    {{"name", call->plugin_name}, {"op", "annotate"},
-                     {"deadlineMs", static_cast<int64_t>(options_.call_deadline.count())}});
-      reports_[lp->report_index].outcome = PluginOutcome::kFailed;
-      reports_[lp->report_index].reason = "annotate missed its deadline";
+      Disable(*lp, "annotate of device " + devices[call->device_index[call->current.load()]].name);
       continue;
     }
+    CallReturned(*lp);
     std::size_t added = 0;
+    auto& tally = reports_[lp->report_index].annotated;
     for (std::size_t k = 0; k < call->outputs.size(); ++k) {
-      auto& dev = devices[call->device_index[k]];
+      const std::size_t index = call->device_index[k];
+      auto& dev = devices[index];
       auto& out = call->outputs[k];
-      for (const auto& why : out.rejected)
+      for (const auto& why : out.rejected) {
         logger_.Warning("plugin attribute rejected", {{"name", call->plugin_name}, {"device", dev.name}, {"reason", why}});
+        ++tally.rejected[why];
+      }
       if (out.status != DRANET_OK && out.status != DRANET_ERR_UNSUPPORTED) {
         logger_.Error("plugin annotate failed", {{"name", call->plugin_name}, {"device", dev.name}, {"error", out.error}});
+        ++tally.rejected["annotate failed: " + out.error];
         continue;
       }
       for (auto& [name, value] : out.attrs) {
         auto [it, inserted] = dev.attributes.emplace(name, value);
         if (inserted) {
           ++added;
-        } else if (!(it->second == value)) {
-          logger_.Warning("plugin attribute conflicts with an existing value; first value kept",
-                          {{"name", call->plugin_name}, {"device", dev.name}, {"attribute", name}});
+          ++tally.published[name];
+          unowned_writer[{index, name}] = call->plugin_name;
+        } else if (it->second == value) {
+          ++tally.published[name];  // e.g. a device annotated again
+        } else {
+          // Only possible in a domain nobody owns: owned domains have one writer.
+          auto& writers = disputed[{index, name}];
+          if (auto first = unowned_writer.find({index, name}); first != unowned_writer.end())
+            writers.insert(first->second);
+          writers.insert(call->plugin_name);
         }
       }
     }
@@ -769,17 +906,41 @@ void PluginHost::Annotate(std::vector<inventory::Device>& devices) {
                     {{"name", call->plugin_name}, {"devices", call->inputs.size()}, {"attributes", added},
                      {"latencyUs", static_cast<int64_t>(us.count())}});
   }
+  for (const auto& [key, writers] : disputed) {
+    const auto& [index, name] = key;
+    std::string who;
+    for (const auto& w : writers) who += (who.empty() ? "" : " and ") + w;
+    const std::string why = "attribute \"" + name + "\": " + who + " set different values in a domain nobody owns; dropped";
+    logger_.Warning("plugin attribute rejected", {{"device", devices[index].name}, {"reason", why}});
+    devices[index].attributes.erase(name);
+    const auto first = unowned_writer.find(key);
+    for (auto& lp : loaded_) {
+      if (!lp->initialised || !writers.count(lp->d().name)) continue;
+      auto& tally = reports_[lp->report_index].annotated;
+      if (first != unowned_writer.end() && first->second == lp->d().name)
+        if (auto it = tally.published.find(name); it != tally.published.end() && --it->second == 0)
+          tally.published.erase(it);
+      ++tally.rejected[why];
+    }
+  }
 }
 
 InjectionEdits PluginHost::Inject(const ClaimRef& claim, const std::vector<inventory::Device>& devices) {
   InjectionEdits merged;
   for (auto& lp : loaded_) {
-    if (!lp->initialised || !(lp->d().capabilities & DRANET_CAP_INJECTION) || lp->worker->hung()) continue;
+    if (!lp->initialised || !(lp->d().capabilities & DRANET_CAP_INJECTION)) continue;
     auto call = std::make_shared<InjectCall>();
     call->plugin_name = lp->d().name;
     for (const auto& dev : devices)
       if (MatchesTable(lp->d().match_table, dev)) call->inputs.push_back(std::make_unique<DeviceAbi>(dev));
     if (call->inputs.empty()) continue;
+    if (!Usable(*lp)) {
+      // Fail closed: a claim prepared without this plugin's edits (its env,
+      // its routes) would run wrongly; the kubelet retries prepare.
+      merged.errors.push_back("plugin " + call->plugin_name +
+                              " is disabled: an earlier call missed its deadline (retried after its back-off)");
+      continue;
+    }
     for (const auto& in : call->inputs) call->devices.push_back(*in->get());
     call->ns = claim.namespace_name;
     call->name = claim.name;
@@ -809,10 +970,12 @@ InjectionEdits PluginHost::Inject(const ClaimRef& claim, const std::vector<inven
         options_.call_deadline);
     const std::string who = "plugin " + call->plugin_name;
     if (!ok) {
+      Disable(*lp, "inject");
       merged.errors.push_back(who + ": inject missed its deadline of " +
                               std::to_string(options_.call_deadline.count()) + " ms");
       continue;
     }
+    CallReturned(*lp);
     for (const auto& why : call->rejected) {
       logger_.Warning("plugin edit rejected",
                       {{"name", call->plugin_name}, {"claim", claim.namespace_name + "/" + claim.name}, {"reason", why}});

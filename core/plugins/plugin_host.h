@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -22,6 +23,7 @@
 
 #include "base/log.h"
 #include "inventory/device.h"
+#include "plugins/attribute_rules.h"
 #include "plugins/host_services.h"
 
 namespace dranet::plugins {
@@ -41,8 +43,16 @@ struct PluginHostOptions {
   // Refuse a plugin directory (or file) not owned by root or writable by
   // others. Tests that run unprivileged turn this off.
   bool require_root_owned = true;
+  // Loading (dlopen with the library's static constructors, and the entry
+  // call) and init each get init_deadline; every other call gets
+  // call_deadline, and an annotate pass gets it per device.
   std::chrono::milliseconds init_deadline{5000};
   std::chrono::milliseconds call_deadline{5000};
+  // A plugin whose call missed its deadline is disabled; once that call has
+  // come back, it is used again after retry_backoff, doubled after each
+  // further miss up to max_retry_backoff (reset by a call that succeeds).
+  std::chrono::milliseconds retry_backoff{30000};
+  std::chrono::milliseconds max_retry_backoff{600000};
   // HTTP client behind dranet_host_t.http_get (defaults to libcurl).
   HttpGetFunction http_get;
 };
@@ -63,6 +73,18 @@ struct PluginReport {
   PluginOutcome outcome = PluginOutcome::kRejected;
   std::string reason;  // empty for kLoaded
   std::vector<std::string> config_keys;  // declared keys, "name=default: description"
+  // ABI 1.3 attribute domains: those it owns (its own "<name>.dra.net" and
+  // the granted declarations) and why a declaration was not granted.
+  std::vector<std::string> attribute_domains;
+  std::vector<std::string> refused_domains;
+  // What its last pass published and what the host rejected: attribute
+  // name -> devices it was published on; reason -> devices it was given for.
+  struct AttributeTally {
+    std::map<std::string, std::size_t> published;
+    std::map<std::string, std::size_t> rejected;
+  };
+  AttributeTally annotated;   // the last Annotate()
+  AttributeTally discovered;  // attributes of the devices of the last Discover()
 };
 
 // Edits collected from injection plugins for one claim.
@@ -148,9 +170,11 @@ class PluginHost {
 
   // Devices reported by discovery plugins.
   std::vector<inventory::Device> Discover();
-  // Adds plugin attributes to `devices` (in place). A plugin may not write
-  // the core's domains (dra.net, resource.kubernetes.io) nor override an
-  // attribute another plugin already set; rejected attributes are logged.
+  // Adds plugin attributes to `devices` (in place). A plugin writes only
+  // the attribute domains it owns (AttributeDomains); an attribute two
+  // plugins built for ABI < 1.3 set to different values in a domain nobody
+  // owns is dropped for both. Rejections are logged and tallied in
+  // reports() (PluginReport::annotated).
   void Annotate(std::vector<inventory::Device>& devices);
   // Container edits for one claim's allocated devices.
   InjectionEdits Inject(const ClaimRef& claim, const std::vector<inventory::Device>& devices);
@@ -173,11 +197,29 @@ class PluginHost {
   void LoadDirectory(const std::filesystem::path& dir);
   void LoadFile(const std::filesystem::path& file);
   void Report(PluginReport report);
+  void AssignAttributeDomains();
+  // Whether `plugin` may be called now (initialised, not hung, not within
+  // its back-off); re-enables it when its back-off has passed.
+  bool Usable(Loaded& plugin);
+  // After a missed deadline: disables `plugin` for its back-off and says so
+  // in its report and the log. `what` names the op (and device).
+  void Disable(Loaded& plugin, const std::string& what);
+  // After a call that returned in time.
+  void CallReturned(Loaded& plugin);
 
   PluginHostOptions options_;
   Logger& logger_;
   std::vector<PluginReport> reports_;
   std::vector<std::unique_ptr<Loaded>> loaded_;
+  // A plugin file whose loading never finished: it may hold the dynamic
+  // loader's lock, so no further file is loaded.
+  std::string loader_held_by_;
+  // Guards the disable/back-off state of every Loaded and the reports'
+  // outcome and reason after loading (calls come from several threads).
+  std::mutex state_mu_;
+  // Shared with calls on the workers (a call that misses its deadline may
+  // still use it after the host is gone).
+  std::shared_ptr<const AttributeDomains> domains_ = std::make_shared<AttributeDomains>();
 };
 
 // The node's published device list: `discovered` (from core/inventory) plus

@@ -6,6 +6,10 @@
 #include <regex>
 #include <system_error>
 
+#include "base/k8s_names.h"
+#include "plugins/attribute_rules.h"
+#include "plugins/plugin_status.h"
+
 namespace dranet::plugins {
 namespace {
 
@@ -14,6 +18,8 @@ constexpr std::size_t kMaxMatchEntries = 256;
 constexpr std::size_t kMaxConfigKeys = 128;
 constexpr std::size_t kMaxNameLength = 32;
 constexpr std::size_t kMaxTextLength = 256;
+constexpr std::size_t kMaxAttributeDomains = 16;
+constexpr std::size_t kMaxDomainLength = 63;
 
 std::string AbiString(uint32_t v) {
   return std::to_string(DRANET_ABI_MAJOR_OF(v)) + "." + std::to_string(DRANET_ABI_MINOR_OF(v));
@@ -63,6 +69,26 @@ dranet_status_t UnsupportedAnnotate(void*, const dranet_device_t*, const dranet_
 dranet_status_t UnsupportedInject(void*, const dranet_inject_request_t*, const dranet_edit_sink_t*,
                                   dranet_error_t* err) {
   return dranet_error_set(err, DRANET_ERR_UNSUPPORTED, 0, "injection not supported");
+}
+
+// Why the entry refused this host. ABI 1.3: a refusing entry may leave its
+// descriptor in *out; only its identity and min_host_abi are read, after
+// checking that it lies in the plugin file.
+std::string RefusalReason(const dranet_plugin_t* d, const std::string& real_file) {
+  std::string reason = "plugin refused host ABI " + AbiString(DRANET_ABI_CURRENT);
+  if (d == nullptr || ObjectOf(d) != real_file || d->struct_size < DRANET_PLUGIN_V1_0_SIZE) return reason;
+  try {
+    std::string who = CopyPluginString(d->name, kMaxNameLength, "name", true);
+    const std::string version = CopyPluginString(d->version, kMaxTextLength, "version", false);
+    if (!version.empty()) who += " " + version;
+    reason = "plugin " + who + " (built for ABI " + AbiString(d->abi_version) + ") refused host ABI " +
+             AbiString(DRANET_ABI_CURRENT);
+    if (DRANET_HAS_FIELD(d, dranet_plugin_t, min_host_abi) && d->min_host_abi != 0)
+      reason += ": it needs host ABI " + AbiString(d->min_host_abi) + " or newer";
+  } catch (const PluginRejected&) {
+    // An unreadable identity: the short reason stands.
+  }
+  return reason;
 }
 
 }  // namespace
@@ -145,6 +171,35 @@ ValidatedDescriptor ValidateDescriptor(const dranet_plugin_t* d, const std::file
     v.release_profile = release_profile;
   }
   v.flags = d->flags;
+  if (v.flags & 1u)
+    v.notes.push_back("flag bit 0 (DRANET_FLAG_THREAD_SAFE, removed in ABI 1.3) has no effect: "
+                      "calls into a plugin are always serialised");
+  if (v.flags & ~1u) v.notes.push_back("unknown flag bits ignored");
+
+  // ABI 1.3 members exist only in descriptors built with a 1.3+ header.
+  if (DRANET_HAS_FIELD(d, dranet_plugin_t, min_host_abi)) {
+    v.min_host_abi = d->min_host_abi;
+    if (v.min_host_abi != 0 && (DRANET_ABI_MAJOR_OF(v.min_host_abi) != DRANET_ABI_MAJOR ||
+                                DRANET_ABI_MINOR_OF(v.min_host_abi) > DRANET_ABI_MINOR))
+      throw PluginRejected("plugin needs host ABI " + AbiString(v.min_host_abi) + " or newer; this host has " +
+                           AbiString(DRANET_ABI_CURRENT));
+    if (d->attribute_domains != nullptr) {
+      if (ObjectOf(d->attribute_domains).empty())
+        throw PluginRejected("attribute_domains points outside any loaded object");
+      std::size_t i = 0;
+      for (; i < kMaxAttributeDomains && d->attribute_domains[i] != nullptr; ++i) {
+        std::string domain = CopyPluginString(d->attribute_domains[i], kMaxDomainLength, "attribute_domains entry", true);
+        if (!IsDnsSubdomain(domain))
+          throw PluginRejected("attribute domain \"" + domain + "\" is not a DNS subdomain of at most 63 characters");
+        if (IsCoreDomain(domain + "/x"))
+          throw PluginRejected("attribute domain \"" + domain + "\" belongs to the core, not to a plugin");
+        v.attribute_domains.push_back(std::move(domain));
+      }
+      if (i == kMaxAttributeDomains && d->attribute_domains[i] != nullptr)
+        throw PluginRejected("attribute_domains has more than " + std::to_string(kMaxAttributeDomains) +
+                             " entries (or no terminating NULL)");
+    }
+  }
 
   if (d->match_table != nullptr) {
     if (ObjectOf(d->match_table).empty())
@@ -210,9 +265,8 @@ std::unique_ptr<PluginLibrary> PluginLibrary::Open(const std::filesystem::path& 
   } catch (...) {
     throw PluginRejected("entry threw an exception");
   }
-  if (st == DRANET_ERR_ABI_MISMATCH)
-    throw PluginRejected("plugin refused host ABI " + AbiString(DRANET_ABI_CURRENT));
-  if (st != DRANET_OK) throw PluginRejected("entry failed with status " + std::to_string(st));
+  if (st == DRANET_ERR_ABI_MISMATCH) throw PluginRejected(RefusalReason(descriptor, real_file));
+  if (st != DRANET_OK) throw PluginRejected("entry failed with " + DescribeStatus(st, 0, ""));
   lib->descriptor_ = ValidateDescriptor(descriptor, path);
   return lib;
 }

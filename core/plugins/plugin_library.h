@@ -34,6 +34,10 @@ struct ValidatedDescriptor {
     std::string name, default_value, description;
   };
   std::vector<ConfigKey> config_keys;
+  // ABI 1.3: the further attribute domains it declares (validated DNS
+  // subdomains, none of the core's), and the oldest host it works with.
+  std::vector<std::string> attribute_domains;
+  uint32_t min_host_abi = 0;
   decltype(dranet_plugin_t::init) init = nullptr;
   decltype(dranet_plugin_t::fini) fini = nullptr;
   decltype(dranet_plugin_t::discover) discover = nullptr;

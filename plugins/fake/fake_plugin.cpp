@@ -24,6 +24,20 @@
 //                  profile is not this plugin's. Releases are logged.
 //   fake-greedyprofile: answers every profile, even ones it cannot know
 //                  (must fail conformance).
+// ABI 1.3:
+//   Every variant writes its attributes under its own domain
+//   (<FAKE_PLUGIN_NAME>.dra.net).
+//   fake-intruder: declares the attribute domains intruder.example.com and
+//                  fake.dra.net, and also writes fake.dra.net/hello ("intruded")
+//                  and an undeclared gce.dra.net/machineType: only its own and
+//                  intruder.example.com/owned may be published.
+//   fake-slow:     init blocks init-delay-ms; annotate takes annotate-delay-ms
+//                  per device and waits for the file annotate-gate.
+//   fake-slowload: its static constructor blocks 2 s (inside dlopen).
+//   fake-needsnewer: needs host ABI 1.99 (min_host_abi) and its entry refuses
+//                  every real host, leaving its descriptor to say why.
+//   fake-abi10 and fake-legacy (built as ABI 1.2) also write
+//   shared.example.com/writer = their name, a domain nobody owns.
 #include <dranet/plugin.h>
 
 #include <unistd.h>
@@ -46,6 +60,8 @@ struct FakeState {
   std::string routes, rules;            // fake-routes: explicit entries
   std::vector<std::string> annotated;   // fake-badroute: netdev devices seen in annotate
   std::string profile_config;           // the answer for "fake-profile"
+  long annotate_delay_ms = 0;           // fake-slow
+  std::string annotate_gate;            // fake-slow
 };
 
 [[maybe_unused]] const dranet_match_t kMatches[] = {{DRANET_MATCH_ALWAYS, 0, 0, nullptr}, {DRANET_MATCH_END, 0, 0, nullptr}};
@@ -53,6 +69,9 @@ struct FakeState {
     {sizeof(dranet_config_key_t), "greeting", "hello", "value of fake.dra.net/hello"},
     {sizeof(dranet_config_key_t), "bad-attributes", "", "emit invalid attributes (\"true\")"},
     {sizeof(dranet_config_key_t), "init-delay-ms", "10000", "fake-slow: how long init blocks"},
+    {sizeof(dranet_config_key_t), "annotate-delay-ms", "0", "fake-slow: how long annotating one device takes"},
+    {sizeof(dranet_config_key_t), "annotate-gate", "",
+     "fake-slow: annotate blocks (up to 10 s) until this file exists"},
     {sizeof(dranet_config_key_t), "throw-in", "init", "fake-throws: init or annotate"},
     {sizeof(dranet_config_key_t), "routes", "",
      "fake-routes: routes to add, \"device|destination|gateway|source|table|metric|scope\" joined by ;"},
@@ -97,6 +116,8 @@ struct FakeState {
   s->routes = ConfigOr(host, "routes", "");
   s->rules = ConfigOr(host, "rules", "");
   s->profile_config = ConfigOr(host, "profile-config", "{\"interface\":{\"mtu\":1400}}");
+  s->annotate_delay_ms = std::stol(ConfigOr(host, "annotate-delay-ms", "0"));
+  s->annotate_gate = ConfigOr(host, "annotate-gate", "");
   DRANET_LOG(host, DRANET_LOG_INFO, "fake plugin initialised with greeting %s", s->greeting.c_str());
   *state_out = s;
   return DRANET_OK;
@@ -107,7 +128,7 @@ struct FakeState {
 
 [[maybe_unused]] dranet_status_t Discover(void* state, const dranet_device_sink_t* sink, dranet_error_t* err) {
   (void)state;
-  dranet_attr_t attr{sizeof(dranet_attr_t), DRANET_ATTR_BOOL, "fake.dra.net/discovered", nullptr, 1};
+  dranet_attr_t attr{sizeof(dranet_attr_t), DRANET_ATTR_BOOL, FAKE_PLUGIN_NAME ".dra.net/discovered", nullptr, 1};
   dranet_device_t dev{};
   dev.struct_size = sizeof dev;
   dev.numa_node = 0;
@@ -133,8 +154,24 @@ struct FakeState {
   (void)err;
   throw std::logic_error("annotate exploded");
 #else
-  dranet_attr_t hello{sizeof(dranet_attr_t), DRANET_ATTR_STRING, "fake.dra.net/hello", s->greeting.c_str(), 0};
+#if defined(FAKE_VARIANT_SLOW)
+  std::this_thread::sleep_for(std::chrono::milliseconds(s->annotate_delay_ms));
+  for (int i = 0; !s->annotate_gate.empty() && access(s->annotate_gate.c_str(), F_OK) != 0 && i < 2000; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+#endif
+  dranet_attr_t hello{sizeof(dranet_attr_t), DRANET_ATTR_STRING, FAKE_PLUGIN_NAME ".dra.net/hello", s->greeting.c_str(), 0};
   sink->add_attr(sink->sink_ctx, &hello);
+#if defined(FAKE_VARIANT_ABI10) || defined(FAKE_VARIANT_LEGACY)
+  dranet_attr_t writer{sizeof(dranet_attr_t), DRANET_ATTR_STRING, "shared.example.com/writer", FAKE_PLUGIN_NAME, 0};
+  sink->add_attr(sink->sink_ctx, &writer);
+#endif
+#if defined(FAKE_VARIANT_INTRUDER)
+  const dranet_attr_t intrusions[] = {
+      {sizeof(dranet_attr_t), DRANET_ATTR_STRING, "fake.dra.net/hello", "intruded", 0},
+      {sizeof(dranet_attr_t), DRANET_ATTR_STRING, "gce.dra.net/machineType", "intruded", 0},
+      {sizeof(dranet_attr_t), DRANET_ATTR_BOOL, "intruder.example.com/owned", nullptr, 1}};
+  for (const auto& attr : intrusions) sink->add_attr(sink->sink_ctx, &attr);
+#endif
 #if defined(FAKE_VARIANT_BADROUTE)
   if (device->if_name != nullptr && device->if_name[0] != '\0') s->annotated.emplace_back(device->name);
 #endif
@@ -144,15 +181,15 @@ struct FakeState {
 #else
     std::string path = std::string(s->host->sysfs_root) + "/class/net/" + device->if_name;
 #endif
-    dranet_attr_t link{sizeof(dranet_attr_t), DRANET_ATTR_BOOL, "fake.dra.net/linkFile", nullptr,
+    dranet_attr_t link{sizeof(dranet_attr_t), DRANET_ATTR_BOOL, FAKE_PLUGIN_NAME ".dra.net/linkFile", nullptr,
                        access(path.c_str(), F_OK) == 0 ? 1 : 0};
     sink->add_attr(sink->sink_ctx, &link);
   }
   if (s->bad_attributes == "true") {
     const std::string long_value(100, 'x');
-    dranet_attr_t too_long{sizeof(dranet_attr_t), DRANET_ATTR_STRING, "fake.dra.net/tooLong", long_value.c_str(), 0};
+    dranet_attr_t too_long{sizeof(dranet_attr_t), DRANET_ATTR_STRING, FAKE_PLUGIN_NAME ".dra.net/tooLong", long_value.c_str(), 0};
     dranet_attr_t core{sizeof(dranet_attr_t), DRANET_ATTR_STRING, "dra.net/ifName", "spoofed", 0};
-    dranet_attr_t bad_name{sizeof(dranet_attr_t), DRANET_ATTR_INT, "fake.dra.net/not-an-identifier", nullptr, 1};
+    dranet_attr_t bad_name{sizeof(dranet_attr_t), DRANET_ATTR_INT, FAKE_PLUGIN_NAME ".dra.net/not-an-identifier", nullptr, 1};
     if (sink->add_attr(sink->sink_ctx, &too_long) == DRANET_OK ||
         sink->add_attr(sink->sink_ctx, &core) == DRANET_OK ||
         sink->add_attr(sink->sink_ctx, &bad_name) == DRANET_OK)
@@ -316,17 +353,30 @@ dranet_status_t ReleaseProfile(void* state, const dranet_profile_request_t* req,
 }
 #endif
 
+#if defined(FAKE_VARIANT_SLOWLOAD)
+// Runs inside dlopen, before the host sees the entry: loading itself stalls.
+[[maybe_unused]] const int kSlowLoad = [] {
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  return 0;
+}();
+#endif
+
 #if defined(FAKE_VARIANT_GARBAGE)
 // A descriptor whose every field is wrong: the host must reject it without
 // calling anything.
 const unsigned char kGarbage[sizeof(dranet_plugin_t)] = {0xff, 0xff, 0xff, 0x7f, 0xde, 0xad, 0xbe, 0xef};
 #else
+#if defined(FAKE_VARIANT_INTRUDER)
+const char* const kIntruderDomains[] = {"intruder.example.com", "fake.dra.net", nullptr};
+#endif
 const dranet_plugin_t kDescriptor = {
     sizeof(dranet_plugin_t),
 #if defined(FAKE_VARIANT_BADABI)
     DRANET_ABI_VERSION(2, 0),
 #elif defined(FAKE_VARIANT_ABI10)
     DRANET_ABI_VERSION(1, 0),  // built before routes existed: never touches add_route
+#elif defined(FAKE_VARIANT_LEGACY)
+    DRANET_ABI_VERSION(1, 2),  // built before attribute domains were owned
 #else
     DRANET_ABI_CURRENT,
 #endif
@@ -353,6 +403,17 @@ const dranet_plugin_t kDescriptor = {
     nullptr,
     nullptr,
 #endif
+#if defined(FAKE_VARIANT_INTRUDER)
+    kIntruderDomains,
+#else
+    nullptr,
+#endif
+#if defined(FAKE_VARIANT_NEEDSNEWER)
+    DRANET_ABI_VERSION(1, 99),  // min_host_abi: no host is new enough
+#else
+    0,  // min_host_abi
+#endif
+    0,  // reserved
 };
 #endif
 
@@ -365,6 +426,10 @@ extern "C" DRANET_EXPORT dranet_status_t dranet_plugin_entry_v1(uint32_t host_ab
   *out = reinterpret_cast<const dranet_plugin_t*>(kGarbage);
 #else
   *out = &kDescriptor;
+#endif
+#if defined(FAKE_VARIANT_NEEDSNEWER)
+  // As DRANET_PLUGIN_DEFINE_MIN_HOST: refuses, leaving the descriptor to say why.
+  if (DRANET_ABI_MINOR_OF(host_abi_version) < 99) return DRANET_ERR_ABI_MISMATCH;
 #endif
   return DRANET_OK;
 }

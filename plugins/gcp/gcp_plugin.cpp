@@ -121,6 +121,10 @@ std::optional<int64_t> GpuIndexFromIfName(const std::string& if_name) {
   return std::stoll(digits);
 }
 
+// DRANET publishes GCE facts under gce.dra.net, not under the plugin's own
+// gcp.dra.net: the plugin declares that domain (ABI 1.3).
+constexpr const char* kGcpDomains[] = {"gce.dra.net", nullptr};
+
 class GcpPlugin {
  public:
   static constexpr const char* kName = "gcp";
@@ -128,6 +132,7 @@ class GcpPlugin {
   static constexpr const char* kDescription =
       "GCE metadata facts (machineType, network, ipAliases, block/subBlock/host) and gpuIndex from gpuNrdma0";
   static constexpr const dranet_config_key_t* kConfigKeys = kGcpKeys;
+  static constexpr const char* const* kAttributeDomains = kGcpDomains;
 
   explicit GcpPlugin(const Host& host)
       : host_(host),

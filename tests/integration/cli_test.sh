@@ -4,13 +4,32 @@
 # ResourceSlice files dranetctl simulate/templates read.
 set -euo pipefail
 build=$1
-"$build/bin/dranetd" --version | grep -Eq '^dranetd [0-9]+\.[0-9]+\.[0-9]+ \(driver dra.net, plugin ABI 1\.2\)$'
-"$build/bin/dranetctl" version | grep -Eq '^dranetctl [0-9]+\.[0-9]+\.[0-9]+ \(driver dra.net, plugin ABI 1\.2\)$'
+"$build/bin/dranetd" --version | grep -Eq '^dranetd [0-9]+\.[0-9]+\.[0-9]+ \(driver dra.net, plugin ABI 1\.3\)$'
+"$build/bin/dranetctl" version | grep -Eq '^dranetctl [0-9]+\.[0-9]+\.[0-9]+ \(driver dra.net, plugin ABI 1\.3\)$'
 # Default plugin directory: <exe>/../lib/dranet/plugins in the build tree.
 help=$("$build/bin/dranetctl" plugins --help)
 grep -q "default: $build/lib/dranet/plugins" <<<"$help"
 out=$("$build/bin/dranetctl" plugins --plugin-dir /nonexistent/plugins)
 grep -q 'rejected .*plugin directory /nonexistent/plugins does not exist' <<<"$out"
+# Owned attribute domains (ABI 1.3), shown without -v: fake-intruder loads
+# before fake and writes fake's attribute; the listing says what each plugin
+# published on the node's devices and what the host rejected, and why.
+plugdir=$(mktemp -d)
+cp "$build/tests/fake-plugins/dranet-plugin-fake.so" "$build/tests/fake-plugins/dranet-plugin-fake-intruder.so" "$plugdir/"
+chmod 755 "$plugdir"
+out=$("$build/bin/dranetctl" plugins --plugin-dir "$plugdir" --allow-non-root-plugin-dir \
+      --host-root "$(cd "$(dirname "$0")/../.." && pwd)/tests/nodes/nd-gb300-v6")
+rm -rf "$plugdir"
+for line in '    domains fake-intruder.dra.net intruder.example.com' \
+            '    domain REFUSED declared domain fake.dra.net belongs to plugin fake' \
+            '    annotate published intruder.example.com/owned on [1-9][0-9]* device(s)' \
+            '    annotate REJECTED attribute "fake.dra.net/hello": domain fake.dra.net belongs to plugin fake ([1-9][0-9]* device(s))' \
+            '    annotate REJECTED attribute "gce.dra.net/machineType": domain gce.dra.net is not plugin fake-intruder' \
+            '    domains fake.dra.net' \
+            '    annotate published fake.dra.net/hello on [1-9][0-9]* device(s)' \
+            '    discover published fake.dra.net/discovered on 1 device(s)'; do
+  grep -q "^$line" <<<"$out" || { echo "cli: dranetctl plugins lacks: $line"; echo "$out"; exit 1; }
+done
 # dranetd runs once and exits cleanly with no usable plugin directory.
 log=$("$build/bin/dranetd" --once --publish=false --metrics-address=off --host-root / --plugin-dir /nonexistent/plugins 2>&1)
 grep -q 'plugin directory /nonexistent/plugins does not exist' <<<"$log"

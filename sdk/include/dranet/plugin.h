@@ -42,8 +42,12 @@ extern "C" {
 #define DRANET_ABI_MAJOR 1
 /* 1.0: the first release. 1.1: dranet_route_t, dranet_rule_t and the edit
  * sink's add_route / add_rule (per-netdev routes and policy rules).
- * 1.2: profiles (DRANET_CAP_PROFILES, get_profile / release_profile). */
-#define DRANET_ABI_MINOR 2
+ * 1.2: profiles (DRANET_CAP_PROFILES, get_profile / release_profile).
+ * 1.3: owned attribute domains (attribute_domains), min_host_abi and the
+ * entry's reasoned refusal (DRANET_PLUGIN_DEFINE_MIN_HOST), status names
+ * (dranet_status_name); DRANET_FLAG_THREAD_SAFE is gone (it never had an
+ * effect: calls into one plugin are always serialised). */
+#define DRANET_ABI_MINOR 3
 /* A version word: major in the high 16 bits, minor in the low 16 bits. */
 #define DRANET_ABI_VERSION(maj, min) ((((uint32_t)(maj)) << 16) | ((uint32_t)(min) & 0xffffu))
 #define DRANET_ABI_MAJOR_OF(v) (((uint32_t)(v)) >> 16)
@@ -73,6 +77,26 @@ typedef int32_t dranet_status_t;
 #define DRANET_ERR_ABI_MISMATCH (-8) /* versions or struct sizes do not fit */
 #define DRANET_ERR_INTERNAL (-9)     /* caught exception or broken invariant */
 #define DRANET_ERR_OVERFLOW (-10)    /* the result did not fit the caller's buffer */
+
+/* ABI 1.3: the name of a status code ("DRANET_ERR_IO"), for log lines and
+ * error messages; "DRANET_ERR_UNKNOWN" for a code this header does not know.
+ * The returned string is static. */
+static inline const char *dranet_status_name(dranet_status_t status) {
+  switch (status) {
+    case DRANET_OK: return "DRANET_OK";
+    case DRANET_ERR_UNSUPPORTED: return "DRANET_ERR_UNSUPPORTED";
+    case DRANET_ERR_INVALID_ARG: return "DRANET_ERR_INVALID_ARG";
+    case DRANET_ERR_NOT_FOUND: return "DRANET_ERR_NOT_FOUND";
+    case DRANET_ERR_NO_MEMORY: return "DRANET_ERR_NO_MEMORY";
+    case DRANET_ERR_IO: return "DRANET_ERR_IO";
+    case DRANET_ERR_TIMED_OUT: return "DRANET_ERR_TIMED_OUT";
+    case DRANET_ERR_BUSY: return "DRANET_ERR_BUSY";
+    case DRANET_ERR_ABI_MISMATCH: return "DRANET_ERR_ABI_MISMATCH";
+    case DRANET_ERR_INTERNAL: return "DRANET_ERR_INTERNAL";
+    case DRANET_ERR_OVERFLOW: return "DRANET_ERR_OVERFLOW";
+    default: return "DRANET_ERR_UNKNOWN";
+  }
+}
 
 #define DRANET_ERROR_MSG_MAX 512
 
@@ -402,8 +426,10 @@ typedef struct dranet_config_key {
 #define DRANET_CAP_ALL (DRANET_CAP_DISCOVERY | DRANET_CAP_ATTRIBUTES | DRANET_CAP_INJECTION)
 #define DRANET_CAP_PROFILES (1u << 3)   /* ABI 1.2: get_profile() and release_profile() */
 
-/* Without this flag the host serialises all calls into one plugin. */
-#define DRANET_FLAG_THREAD_SAFE (1u << 0)
+/* No DRANET_FLAG_* is defined: `flags` must be 0. The host calls into one
+ * plugin from one thread at a time (its worker), so a plugin never needs to
+ * be thread-safe. (Bit 0, DRANET_FLAG_THREAD_SAFE up to 1.2, never changed
+ * that; it was removed in 1.3 and is ignored.) */
 
 /* Static, immutable data owned by the plugin; valid until it is unloaded.
  * Lifecycle: entry -> (host validates) -> init -> (discover | annotate |
@@ -449,6 +475,22 @@ typedef struct dranet_plugin {
    * DRANET_ERR_NOT_FOUND for what it never gave or already freed. */
   dranet_status_t (*release_profile)(void *state, const dranet_profile_request_t *request,
                                      dranet_error_t *err);
+  /* ABI 1.3: attribute domains this plugin owns besides its own
+   * "<name>.dra.net", e.g. {"gce.dra.net", NULL} or {"acme.com", NULL}.
+   * NULL or a NULL-terminated array (at most 16 entries) of DNS subdomains;
+   * static data. Attributes a plugin may publish: its own domain and these.
+   * A domain two plugins declare belongs to neither; a declared
+   * "<other>.dra.net" is refused when a plugin called <other> is present;
+   * the core's domains (dra.net, resource.kubernetes.io) are never a
+   * plugin's. Plugins built for 1.0-1.2 may also write domains no plugin
+   * owns (docs/abi.md "Attribute domains"). */
+  const char *const *attribute_domains;
+  /* ABI 1.3: the oldest host ABI version (DRANET_ABI_VERSION) this plugin
+   * works with; 0 = any 1.x host. A 1.3+ host older than this refuses the
+   * plugin with a message naming both versions; older hosts are refused by
+   * the entry itself (DRANET_PLUGIN_DEFINE_MIN_HOST). */
+  uint32_t min_host_abi;
+  uint32_t reserved; /* 0 (explicit padding) */
   /* Append new members below this line only. */
 } dranet_plugin_t;
 
@@ -463,9 +505,11 @@ typedef struct dranet_plugin {
 #define DRANET_PLUGIN_ENTRY_SYMBOL "dranet_plugin_entry_v1"
 
 /* The host passes the version it was built with; the plugin returns its
- * static descriptor in *plugin_out (written only on success) or
- * DRANET_ERR_ABI_MISMATCH when it cannot work with that host. Does no
- * other work. */
+ * static descriptor in *plugin_out or DRANET_ERR_ABI_MISMATCH when it cannot
+ * work with that host. Does no other work. ABI 1.3: a refusing entry may
+ * still point *plugin_out at its descriptor, so that the host can say why
+ * (it then reads only struct_size, abi_version, name, version and
+ * min_host_abi); otherwise *plugin_out is written only on success. */
 typedef dranet_status_t dranet_plugin_entry_fn(uint32_t host_abi_version,
                                                const dranet_plugin_t **plugin_out);
 
@@ -486,6 +530,21 @@ DRANET_EXPORT dranet_plugin_entry_fn dranet_plugin_entry_v1;
       return DRANET_ERR_ABI_MISMATCH;                                                 \
     *out = &(descriptor);                                                             \
     return DRANET_OK;                                                                 \
+  }
+
+/* As DRANET_PLUGIN_DEFINE, for a plugin that needs host ABI 1.<min_minor> or
+ * newer (e.g. 2 for profiles): an older host is refused, and the entry
+ * leaves its descriptor in *out so that the host can name both versions.
+ * Set the descriptor's min_host_abi to DRANET_ABI_VERSION(1, min_minor). */
+#define DRANET_PLUGIN_DEFINE_MIN_HOST(descriptor, min_minor)                            \
+  DRANET_EXPORT dranet_status_t dranet_plugin_entry_v1(uint32_t host_abi_version,       \
+                                                       const dranet_plugin_t **out) {   \
+    if (out == NULL || DRANET_ABI_MAJOR_OF(host_abi_version) != DRANET_ABI_MAJOR)       \
+      return DRANET_ERR_ABI_MISMATCH;                                                   \
+    *out = &(descriptor);                                                               \
+    /* minor + 1 <= min_minor: no comparison with a constant 0 (-Wtype-limits) */    \
+    return DRANET_ABI_MINOR_OF(host_abi_version) + 1u <= (uint32_t)(min_minor)          \
+               ? DRANET_ERR_ABI_MISMATCH : DRANET_OK;                                   \
   }
 
 /* Logging helper for C plugins: formats and forwards to host->log when the

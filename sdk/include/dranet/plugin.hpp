@@ -11,7 +11,8 @@
 //     static constexpr const char* kDescription = "what it does"; // required
 //     static constexpr const dranet_match_t* kMatchTable = kMatches;     // optional
 //     static constexpr const dranet_config_key_t* kConfigKeys = kKeys;   // optional
-//     static constexpr uint32_t kFlags = 0;                               // optional
+//     static constexpr const char* const* kAttributeDomains = kDomains;  // optional (ABI 1.3)
+//     static constexpr uint32_t kMinHostAbi = DRANET_ABI_VERSION(1, 2);   // optional (ABI 1.3)
 //     explicit MyPlugin(const dranet::sdk::Host& host);   // throw NotApplicable to opt out
 //     void Discover(dranet::sdk::DeviceSink& sink);                           // optional
 //     void Annotate(const dranet::sdk::DeviceView& dev, dranet::sdk::AttrSink& sink);  // optional
@@ -22,7 +23,9 @@
 //   };
 //   DRANET_CXX_PLUGIN(MyPlugin)
 //
-// Capabilities follow from the methods the class has. Methods report
+// Capabilities follow from the methods the class has; a method with one of
+// these names but another signature fails to compile (static_assert) rather
+// than silently dropping its capability. Methods report
 // failure by throwing dranet::sdk::Error (a status code plus message); any
 // other exception becomes DRANET_ERR_INTERNAL with its what() text.
 #ifndef DRANET_PLUGIN_HPP
@@ -405,13 +408,36 @@ struct ConfigKeysOf<P, std::void_t<decltype(P::kConfigKeys)>> {
   static constexpr const dranet_config_key_t* value = P::kConfigKeys;
 };
 template <typename, typename = void>
-struct FlagsOf {
+struct AttributeDomainsOf {
+  static constexpr const char* const* value = nullptr;
+};
+template <typename P>
+struct AttributeDomainsOf<P, std::void_t<decltype(P::kAttributeDomains)>> {
+  static constexpr const char* const* value = P::kAttributeDomains;
+};
+template <typename, typename = void>
+struct MinHostAbiOf {
   static constexpr uint32_t value = 0;
 };
 template <typename P>
-struct FlagsOf<P, std::void_t<decltype(P::kFlags)>> {
-  static constexpr uint32_t value = P::kFlags;
+struct MinHostAbiOf<P, std::void_t<decltype(P::kMinHostAbi)>> {
+  static constexpr uint32_t value = P::kMinHostAbi;
 };
+
+// True when P has exactly one member of that name, whatever its signature:
+// with the Has* traits above it tells a near miss (a method the helper
+// would not call) from an absent method.
+#define DRANET_SDK_NAMES_MEMBER(Trait, member)                                    \
+  template <typename, typename = void>                                            \
+  struct Trait : std::false_type {};                                              \
+  template <typename P>                                                           \
+  struct Trait<P, std::void_t<decltype(&P::member)>> : std::true_type {};
+DRANET_SDK_NAMES_MEMBER(NamesDiscover, Discover)
+DRANET_SDK_NAMES_MEMBER(NamesAnnotate, Annotate)
+DRANET_SDK_NAMES_MEMBER(NamesInject, Inject)
+DRANET_SDK_NAMES_MEMBER(NamesGetProfile, GetProfile)
+DRANET_SDK_NAMES_MEMBER(NamesReleaseProfile, ReleaseProfile)
+#undef DRANET_SDK_NAMES_MEMBER
 
 template <typename P>
 struct Adapter {
@@ -474,6 +500,21 @@ template <typename P>
 constexpr dranet_plugin_t MakeDescriptor() {
   using A = detail::Adapter<P>;
   constexpr bool kProfiles = detail::HasGetProfile<P>::value;
+  static_assert(!detail::NamesDiscover<P>::value || detail::HasDiscover<P>::value,
+                "dranet::sdk: Discover has the wrong signature; it must be callable as "
+                "void Discover(dranet::sdk::DeviceSink& sink)");
+  static_assert(!detail::NamesAnnotate<P>::value || detail::HasAnnotate<P>::value,
+                "dranet::sdk: Annotate has the wrong signature; it must be callable as "
+                "void Annotate(const dranet::sdk::DeviceView& dev, dranet::sdk::AttrSink& sink)");
+  static_assert(!detail::NamesInject<P>::value || detail::HasInject<P>::value,
+                "dranet::sdk: Inject has the wrong signature; it must be callable as "
+                "void Inject(const dranet::sdk::InjectRequest& req, dranet::sdk::EditSink& sink)");
+  static_assert(!detail::NamesGetProfile<P>::value || detail::HasGetProfile<P>::value,
+                "dranet::sdk: GetProfile has the wrong signature; it must be "
+                "std::optional<std::string> GetProfile(const dranet::sdk::ProfileRequest& req)");
+  static_assert(!detail::NamesReleaseProfile<P>::value || detail::HasReleaseProfile<P>::value,
+                "dranet::sdk: ReleaseProfile has the wrong signature; it must be callable as "
+                "void ReleaseProfile(const dranet::sdk::ProfileRequest& req)");
   static_assert(kProfiles == detail::HasReleaseProfile<P>::value,
                 "a profile plugin defines both std::optional<std::string> GetProfile(const ProfileRequest&) "
                 "and void ReleaseProfile(const ProfileRequest&)");
@@ -487,9 +528,11 @@ constexpr dranet_plugin_t MakeDescriptor() {
                    (detail::HasAnnotate<P>::value ? DRANET_CAP_ATTRIBUTES : 0u) |
                    (detail::HasInject<P>::value ? DRANET_CAP_INJECTION : 0u) |
                    (kProfiles ? DRANET_CAP_PROFILES : 0u);
-  d.flags = detail::FlagsOf<P>::value;
+  d.flags = 0;  // no flags are defined (plugin.h)
   d.match_table = detail::MatchTableOf<P>::value;
   d.config_keys = detail::ConfigKeysOf<P>::value;
+  d.attribute_domains = detail::AttributeDomainsOf<P>::value;
+  d.min_host_abi = detail::MinHostAbiOf<P>::value;
   d.init = &A::Init;
   d.fini = &A::Fini;
   if constexpr (detail::HasDiscover<P>::value) d.discover = &A::Discover;
@@ -506,10 +549,13 @@ constexpr dranet_plugin_t MakeDescriptor() {
 }  // namespace dranet
 
 // Defines the plugin's descriptor and its exported entry symbol. Use once,
-// at namespace scope, in one source file of the plugin.
+// at namespace scope, in one source file of the plugin. A host older than
+// kMinHostAbi is refused by the entry (DRANET_PLUGIN_DEFINE_MIN_HOST).
 #define DRANET_CXX_PLUGIN(PluginClass)                                       \
   static constexpr dranet_plugin_t dranet_cxx_plugin_descriptor_ =           \
       ::dranet::sdk::MakeDescriptor<PluginClass>();                          \
-  extern "C" DRANET_PLUGIN_DEFINE(dranet_cxx_plugin_descriptor_)
+  extern "C" DRANET_PLUGIN_DEFINE_MIN_HOST(                                  \
+      dranet_cxx_plugin_descriptor_,                                         \
+      DRANET_ABI_MINOR_OF(dranet_cxx_plugin_descriptor_.min_host_abi))
 
 #endif  // DRANET_PLUGIN_HPP

@@ -94,7 +94,7 @@ TEST_F(PluginProfileProviderTest, ReleaseReachesThePluginWithTheRecordedIdentifi
         }
         return std::string();
       }(),
-      HasSubstr("plugin fake: release_profile failed: status -5: simulated IPAM outage releasing pci-0000-8a-00-0"));
+      HasSubstr("plugin fake: release_profile failed: DRANET_ERR_IO (-5), sys_errno 111 (Connection refused): simulated IPAM outage releasing pci-0000-8a-00-0"));
 }
 
 TEST_F(PluginProfileProviderTest, UnknownProfileFailsNamingThePluginsAsked) {
@@ -104,7 +104,7 @@ TEST_F(PluginProfileProviderTest, UnknownProfileFailsNamingThePluginsAsked) {
   EXPECT_EQ(ErrorOf(*provider, {nic.name, "", nic.pci_address, &nic}, R"({"profile":"gold"})"),
             "no plugin knows this profile for device pci-0000-8a-00-0 (asked: fake-routes, fake)");  // load order: file names
   EXPECT_THAT(ErrorOf(*provider, {nic.name, "", nic.pci_address, &nic}, R"({"profile":"fake-fail"})"),
-              HasSubstr("plugin fake-routes: get_profile failed: status -5: simulated IPAM outage"));
+              HasSubstr("plugin fake-routes: get_profile failed: DRANET_ERR_IO (-5), sys_errno 111 (Connection refused): simulated IPAM outage"));
 }
 
 TEST_F(PluginProfileProviderTest, NoProfilePluginSaysHowToGetOne) {

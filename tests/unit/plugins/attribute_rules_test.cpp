@@ -54,3 +54,64 @@ TEST(AttributeRules, CoreDomains) {
   EXPECT_FALSE(IsCoreDomain("azure.dra.net/vmSize"));
   EXPECT_FALSE(IsCoreDomain("gpuIndex"));
 }
+
+// Who owns which attribute domain is decided from the whole set of plugins,
+// never by load order.
+TEST(AttributeDomains, OwnDomainsDeclarationsContestsAndReservations) {
+  using dranet::plugins::AttributeDomains;
+  const uint32_t v13 = DRANET_ABI_VERSION(1, 3), v12 = DRANET_ABI_VERSION(1, 2);
+  const AttributeDomains domains({{"gcp", v13, {"gce.dra.net"}},
+                                  {"aaa", v13, {"azure.dra.net", "acme.com", "gpu.example.com"}},
+                                  {"zzz", v13, {"gpu.example.com", "nvidia.dra.net"}},
+                                  {"nvidia", v13, {}},
+                                  {"old", v12, {}}},
+                                 {"gcp", "aaa", "zzz", "nvidia", "old", "azure"});
+  EXPECT_EQ(domains.OwnedBy("gcp"), (std::vector<std::string>{"gce.dra.net", "gcp.dra.net"}));
+  EXPECT_EQ(domains.OwnedBy("aaa"), (std::vector<std::string>{"aaa.dra.net", "acme.com"}));
+  EXPECT_EQ(domains.OwnedBy("zzz"), (std::vector<std::string>{"zzz.dra.net"}));
+  EXPECT_EQ(domains.RefusedDeclarations("aaa"),
+            (std::vector<std::string>{
+                "declared domain azure.dra.net is reserved for plugin azure (present in the plugin directories)",
+                "declared domain gpu.example.com is declared by aaa and zzz, so it belongs to neither"}));
+  EXPECT_EQ(domains.RefusedDeclarations("zzz"),
+            (std::vector<std::string>{
+                "declared domain gpu.example.com is declared by aaa and zzz, so it belongs to neither",
+                "declared domain nvidia.dra.net belongs to plugin nvidia"}));
+  EXPECT_TRUE(domains.RefusedDeclarations("gcp").empty());
+
+  EXPECT_EQ(domains.Refusal("gcp", "gce.dra.net/machineType"), "");
+  EXPECT_EQ(domains.Refusal("gcp", "gcp.dra.net/x"), "");
+  EXPECT_EQ(domains.Refusal("aaa", "azure.dra.net/vmSize"),
+            "attribute \"azure.dra.net/vmSize\": domain azure.dra.net is not plugin aaa's (its own is aaa.dra.net; "
+            "declare others in attribute_domains)");
+  EXPECT_EQ(domains.Refusal("aaa", "gce.dra.net/machineType"),
+            "attribute \"gce.dra.net/machineType\": domain gce.dra.net belongs to plugin gcp");
+  EXPECT_EQ(domains.Refusal("zzz", "gpu.example.com/x"),
+            "attribute \"gpu.example.com/x\": domain gpu.example.com is declared by aaa and zzz, so it belongs to "
+            "neither");
+  EXPECT_EQ(domains.Refusal("nvidia", "dra.net/numaNode"),
+            "attribute \"dra.net/numaNode\": domain dra.net is reserved for the core");
+  EXPECT_EQ(domains.Refusal("nvidia", "resource.kubernetes.io/pcieRoot"),
+            "attribute \"resource.kubernetes.io/pcieRoot\": domain resource.kubernetes.io is reserved for the core");
+  // A 1.3 plugin writes only what it owns; an older one also any domain
+  // nobody owns, except a plugin's name under .dra.net.
+  EXPECT_NE(domains.Refusal("nvidia", "unowned.example.com/x"), "");
+  EXPECT_EQ(domains.Refusal("old", "unowned.example.com/x"), "");
+  EXPECT_NE(domains.Refusal("old", "azure.dra.net/vmSize"), "");
+  EXPECT_NE(domains.Refusal("old", "acme.com/x"), "") << "declared by aaa";
+}
+
+TEST(AttributeDomains, TheSameSetInAnyOrderGivesTheSameOwners) {
+  using dranet::plugins::AttributeDomains;
+  const uint32_t v13 = DRANET_ABI_VERSION(1, 3);
+  AttributeDomains::Plugin a{"a", v13, {"shared.example.com", "a-only.example.com"}};
+  AttributeDomains::Plugin b{"b", v13, {"shared.example.com"}};
+  const AttributeDomains ab({a, b}, {"a", "b"}), ba({b, a}, {"a", "b"});
+  for (const char* plugin : {"a", "b"}) {
+    EXPECT_EQ(ab.OwnedBy(plugin), ba.OwnedBy(plugin));
+    EXPECT_EQ(ab.RefusedDeclarations(plugin), ba.RefusedDeclarations(plugin));
+    EXPECT_EQ(ab.Refusal(plugin, "shared.example.com/x"), ba.Refusal(plugin, "shared.example.com/x"));
+    EXPECT_NE(ab.Refusal(plugin, "shared.example.com/x"), "");
+  }
+  EXPECT_EQ(ab.Refusal("a", "a-only.example.com/x"), "");
+}

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
+#include <thread>
 
 #include "plugins/device_abi.h"
 
@@ -149,11 +150,14 @@ TEST_F(PluginHostTest, BrokenPluginsAreReportedAndTheGoodOneStillWorks) {
 
   const auto& error = Find(host, "fake-error");
   EXPECT_EQ(error.outcome, PluginOutcome::kFailed);
-  EXPECT_NE(error.reason.find("simulated init failure reading /fake/file"), std::string::npos) << error.reason;
+  EXPECT_NE(error.reason.find("init failed: DRANET_ERR_IO (-5), sys_errno 5 (Input/output error): simulated init "
+                              "failure reading /fake/file"),
+            std::string::npos)
+      << error.reason;
 
   const auto& badabi = Find(host, "fake-badabi");
   EXPECT_EQ(badabi.outcome, PluginOutcome::kRejected);
-  EXPECT_NE(badabi.reason.find("plugin ABI 2.0 does not match host ABI 1.2"), std::string::npos) << badabi.reason;
+  EXPECT_NE(badabi.reason.find("plugin ABI 2.0 does not match host ABI 1.3"), std::string::npos) << badabi.reason;
 
   const auto& throws = Find(host, "fake-throws");
   EXPECT_EQ(throws.outcome, PluginOutcome::kFailed);
@@ -207,6 +211,84 @@ TEST_F(PluginHostTest, SlowInitIsAbandonedAtTheDeadline) {
   EXPECT_EQ(Find(host, "fake").outcome, PluginOutcome::kLoaded);
 }
 
+// Loading runs plugin code (static constructors inside dlopen, then the
+// entry): it is bounded like init, and no further file is loaded while the
+// dynamic loader may still be held.
+TEST_F(PluginHostTest, SlowLoadingIsAbandonedAtTheDeadline) {
+  Install("fake-slowload");  // its constructor blocks 2 s; it sorts before fake
+  Install("fake");
+  auto opts = Options();
+  opts.init_deadline = std::chrono::milliseconds(100);
+  PluginHost host(opts, logger_);
+  const auto& slow = Find(host, "fake-slowload");
+  EXPECT_EQ(slow.outcome, PluginOutcome::kFailed);
+  EXPECT_EQ(slow.reason,
+            "loading (the library's static constructors and its entry) did not finish within 100 ms; abandoned");
+  const auto& fake = Find(host, "fake");
+  EXPECT_EQ(fake.outcome, PluginOutcome::kFailed);
+  EXPECT_NE(fake.reason.find("not loaded: the loading of " + (dir_ / "dranet-plugin-fake-slowload.so").string() +
+                             " never finished"),
+            std::string::npos)
+      << fake.reason;
+}
+
+// The annotate deadline is per device: a plugin taking 30 ms a device
+// annotates 12 devices (360 ms) under a 150 ms deadline.
+TEST_F(PluginHostTest, AnnotateDeadlineIsPerDevice) {
+  Install("fake-slow");
+  auto opts = Options();
+  opts.call_deadline = std::chrono::milliseconds(150);
+  opts.config["fake-slow"]["init-delay-ms"] = "0";
+  opts.config["fake-slow"]["annotate-delay-ms"] = "30";
+  PluginHost host(opts, logger_);
+  ASSERT_EQ(host.loaded_count(), 1u) << log_.str();
+  std::vector<dranet::inventory::Device> devices;
+  for (int i = 0; i < 12; ++i) devices.push_back(Nic("nic" + std::to_string(i)));
+  host.Annotate(devices);
+  for (const auto& d : devices) EXPECT_EQ(d.attributes.count("fake-slow.dra.net/hello"), 1u) << d.name;
+  EXPECT_EQ(Find(host, "fake-slow").outcome, PluginOutcome::kLoaded) << Find(host, "fake-slow").reason;
+}
+
+// A plugin whose call misses its deadline is disabled (and claims it
+// should inject for fail), and used again once the late call has come back
+// and its back-off has passed.
+TEST_F(PluginHostTest, ADisabledPluginIsRetriedAfterItsBackoff) {
+  Install("fake-slow");
+  const fs::path gate = dir_ / "annotate-gate";
+  auto opts = Options();
+  opts.call_deadline = std::chrono::milliseconds(100);
+  opts.retry_backoff = std::chrono::milliseconds(1);
+  opts.max_retry_backoff = std::chrono::milliseconds(1);
+  opts.config["fake-slow"]["init-delay-ms"] = "0";
+  opts.config["fake-slow"]["annotate-gate"] = gate.string();
+  PluginHost host(opts, logger_);
+  ASSERT_EQ(host.loaded_count(), 1u) << log_.str();
+  std::vector<dranet::inventory::Device> devices{Nic("eth1", "eth1")};
+  host.Annotate(devices);
+  EXPECT_EQ(devices[0].attributes.count("fake-slow.dra.net/hello"), 0u);
+  EXPECT_EQ(Find(host, "fake-slow").outcome, PluginOutcome::kFailed);
+  EXPECT_EQ(Find(host, "fake-slow").reason,
+            "annotate of device eth1 missed its deadline of 100 ms; disabled, retried 1 ms after the call comes back");
+  // While the call is out, the plugin is not called, and a claim it would
+  // inject into fails instead of going without its edits.
+  auto edits = host.Inject({"ns", "c", "u"}, {Nic("eth1", "eth1")});
+  ASSERT_EQ(edits.errors.size(), 1u);
+  EXPECT_NE(edits.errors[0].find("plugin fake-slow is disabled"), std::string::npos) << edits.errors[0];
+  std::ofstream(gate).put('\n');
+  // The late call comes back on its own; then the next pass uses the plugin.
+  bool annotated = false;
+  for (int i = 0; i < 500 && !annotated; ++i) {
+    std::vector<dranet::inventory::Device> again{Nic("eth1", "eth1")};
+    host.Annotate(again);
+    annotated = again[0].attributes.count("fake-slow.dra.net/hello") == 1;
+    if (!annotated) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(annotated) << log_.str();
+  EXPECT_EQ(Find(host, "fake-slow").outcome, PluginOutcome::kLoaded);
+  EXPECT_NE(log_.str().find("plugin re-enabled after its back-off"), std::string::npos);
+  EXPECT_TRUE(host.Inject({"ns", "c", "u"}, {Nic("eth1", "eth1")}).errors.empty());
+}
+
 TEST_F(PluginHostTest, InvalidAttributesAreRejectedOneByOne) {
   Install("fake");
   auto opts = Options();
@@ -220,9 +302,92 @@ TEST_F(PluginHostTest, InvalidAttributesAreRejectedOneByOne) {
   EXPECT_EQ(devices[0].attributes.count("fake.dra.net/tooLong"), 0u);
   const std::string log = log_.str();
   EXPECT_NE(log.find("value longer than 64 bytes"), std::string::npos);
-  EXPECT_NE(log.find("domain reserved for the core"), std::string::npos);
+  EXPECT_NE(log.find("domain dra.net is reserved for the core"), std::string::npos);
   EXPECT_NE(log.find("must be a C identifier"), std::string::npos);
   EXPECT_EQ(log.find("plugin annotate failed"), std::string::npos) << log;
+}
+
+// ABI 1.3: attribute domains are owned. fake-intruder loads first (its file
+// name sorts before fake's) and writes fake's attribute, an undeclared
+// domain and its declared one: only its own and its declared domain are
+// published, fake keeps its value, and the reports say who published what
+// and what was rejected, and why.
+TEST_F(PluginHostTest, AnotherPluginsDomainIsRefusedWhateverTheLoadOrder) {
+  Install("fake-intruder");
+  Install("fake");
+  PluginHost host(Options(), logger_);
+  ASSERT_EQ(host.loaded_count(), 2u) << log_.str();
+  std::vector<dranet::inventory::Device> devices{Nic("eth1", "eth1"), Nic("ib0")};
+  host.Annotate(devices);
+  for (const auto& d : devices) {
+    EXPECT_EQ(std::get<std::string>(d.attributes.at("fake.dra.net/hello")), "hello") << d.name;
+    EXPECT_EQ(d.attributes.count("gce.dra.net/machineType"), 0u) << d.name;
+    EXPECT_EQ(std::get<bool>(d.attributes.at("intruder.example.com/owned")), true) << d.name;
+    EXPECT_EQ(d.attributes.count("fake-intruder.dra.net/hello"), 1u) << d.name;
+  }
+  const auto& intruder = Find(host, "fake-intruder");
+  EXPECT_EQ(intruder.attribute_domains,
+            (std::vector<std::string>{"fake-intruder.dra.net", "intruder.example.com"}));
+  ASSERT_EQ(intruder.refused_domains.size(), 1u);
+  EXPECT_EQ(intruder.refused_domains[0], "declared domain fake.dra.net belongs to plugin fake");
+  EXPECT_EQ(intruder.annotated.published,
+            (std::map<std::string, std::size_t>{{"fake-intruder.dra.net/hello", 2},
+                                                {"fake-intruder.dra.net/linkFile", 1},
+                                                {"intruder.example.com/owned", 2}}));
+  EXPECT_EQ(intruder.annotated.rejected,
+            (std::map<std::string, std::size_t>{
+                {"attribute \"fake.dra.net/hello\": domain fake.dra.net belongs to plugin fake", 2},
+                {"attribute \"gce.dra.net/machineType\": domain gce.dra.net is not plugin fake-intruder's (its own "
+                 "is fake-intruder.dra.net; declare others in attribute_domains)",
+                 2}}));
+  const auto& fake = Find(host, "fake");
+  EXPECT_EQ(fake.attribute_domains, std::vector<std::string>{"fake.dra.net"});
+  EXPECT_EQ(fake.annotated.published.at("fake.dra.net/hello"), 2u);
+  EXPECT_TRUE(fake.annotated.rejected.empty());
+  EXPECT_EQ(log_.str().find("first value kept"), std::string::npos) << "no conflict left to load order";
+  // A second pass counts afresh.
+  host.Annotate(devices);
+  EXPECT_EQ(Find(host, "fake").annotated.published.at("fake.dra.net/hello"), 2u);
+}
+
+// Plugins built for ABI < 1.3 could not declare domains: they may still
+// write a domain nobody owns, but when two of them disagree on one
+// attribute it is dropped for both instead of the first file winning.
+TEST_F(PluginHostTest, LegacyPluginsDisagreeingInAnUnownedDomainLoseTheAttribute) {
+  Install("fake-abi10");
+  {
+    PluginHost alone(Options(), logger_);
+    std::vector<dranet::inventory::Device> devices{Nic("eth1", "eth1")};
+    alone.Annotate(devices);
+    EXPECT_EQ(std::get<std::string>(devices[0].attributes.at("shared.example.com/writer")), "fake-abi10")
+        << "a legacy plugin alone may write a domain nobody owns";
+  }
+  Install("fake-legacy");
+  PluginHost host(Options(), logger_);
+  ASSERT_EQ(host.loaded_count(), 2u) << log_.str();
+  std::vector<dranet::inventory::Device> devices{Nic("eth1", "eth1")};
+  host.Annotate(devices);
+  EXPECT_EQ(devices[0].attributes.count("shared.example.com/writer"), 0u);
+  EXPECT_EQ(devices[0].attributes.count("fake-abi10.dra.net/hello"), 1u);
+  EXPECT_EQ(devices[0].attributes.count("fake-legacy.dra.net/hello"), 1u);
+  const std::string why = "attribute \"shared.example.com/writer\": fake-abi10 and fake-legacy set different values "
+                          "in a domain nobody owns; dropped";
+  for (const char* name : {"fake-abi10", "fake-legacy"}) {
+    const auto& r = Find(host, name);
+    EXPECT_EQ(r.annotated.published.count("shared.example.com/writer"), 0u) << name;
+    EXPECT_EQ(r.annotated.rejected.count(why), 1u) << name;
+  }
+}
+
+// ABI 1.3: an entry that refuses the host can say why, and the host names
+// both versions.
+TEST_F(PluginHostTest, AnEntryRefusingTheHostSaysWhichHostItNeeds) {
+  Install("fake-needsnewer");
+  PluginHost host(Options(), logger_);
+  const auto& r = Find(host, "fake-needsnewer");
+  EXPECT_EQ(r.outcome, PluginOutcome::kRejected);
+  EXPECT_EQ(r.reason, "plugin fake-needsnewer 0.1.0 (built for ABI 1.3) refused host ABI 1.3: it needs host ABI "
+                      "1.99 or newer");
 }
 
 TEST_F(PluginHostTest, AllowAndDenyLists) {
@@ -488,7 +653,7 @@ TEST_F(PluginHostTest, FailingProfilePluginFailsTheCallNamingIt) {
     host.GetProfile({"fake-fail", "uid", "{}"}, nic);
     FAIL() << "a failing plugin must fail the call";
   } catch (const ProfileCallFailed& e) {
-    EXPECT_STREQ(e.what(), "plugin fake: get_profile failed: status -5: simulated IPAM outage for eth1");
+    EXPECT_STREQ(e.what(), "plugin fake: get_profile failed: DRANET_ERR_IO (-5), sys_errno 111 (Connection refused): simulated IPAM outage for eth1");
   }
   try {
     host.GetProfile({"fake-garbage", "uid", "{}"}, nic);
@@ -499,10 +664,10 @@ TEST_F(PluginHostTest, FailingProfilePluginFailsTheCallNamingIt) {
   }
   auto failures = host.ReleaseProfile({"fake-fail", "uid", "{}"}, nic);
   ASSERT_EQ(failures.size(), 1u);
-  EXPECT_EQ(failures[0], "plugin fake: release_profile failed: status -5: simulated IPAM outage releasing eth1");
+  EXPECT_EQ(failures[0], "plugin fake: release_profile failed: DRANET_ERR_IO (-5), sys_errno 111 (Connection refused): simulated IPAM outage releasing eth1");
 }
 
-TEST_F(PluginHostTest, HungProfilePluginMissesItsDeadlineAndStaysDisabled) {
+TEST_F(PluginHostTest, HungProfilePluginMissesItsDeadlineAndIsDisabled) {
   Install("fake");
   auto opts = Options();
   opts.call_deadline = std::chrono::milliseconds(300);
@@ -513,7 +678,9 @@ TEST_F(PluginHostTest, HungProfilePluginMissesItsDeadlineAndStaysDisabled) {
     host.GetProfile({"fake-profile", "uid", "{}"}, nic);
     FAIL() << "a hung plugin is not asked again";
   } catch (const ProfileCallFailed& e) {
-    EXPECT_NE(std::string(e.what()).find("never returned"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("plugin fake is disabled: an earlier call missed its deadline"),
+              std::string::npos)
+        << e.what();
   }
   EXPECT_EQ(host.ReleaseProfile({"fake-profile", "uid", "{}"}, nic).size(), 1u);
 }

@@ -26,7 +26,8 @@ static_assert(offsetof(dranet_plugin_t, struct_size) == 0 && offsetof(dranet_hos
               offsetof(dranet_profile_sink_t, struct_size) == 0,
               "every boundary struct starts with struct_size");
 #if defined(__LP64__)
-static_assert(sizeof(dranet_plugin_t) == 112 && offsetof(dranet_plugin_t, inject) == 88);
+static_assert(sizeof(dranet_plugin_t) == 128 && offsetof(dranet_plugin_t, inject) == 88);
+static_assert(offsetof(dranet_plugin_t, attribute_domains) == 112 && offsetof(dranet_plugin_t, min_host_abi) == 120);
 static_assert(DRANET_PLUGIN_V1_0_SIZE == 96 && offsetof(dranet_plugin_t, get_profile) == 96);
 static_assert(sizeof(dranet_profile_request_t) == 40 && sizeof(dranet_profile_sink_t) == 24);
 static_assert(sizeof(dranet_host_t) == 88 && sizeof(dranet_device_t) == 72);
@@ -49,7 +50,8 @@ TEST(AbiLayout, VersionMacros) {
   EXPECT_EQ(DRANET_ABI_MAJOR_OF(DRANET_ABI_VERSION(3, 9)), 3u);
   EXPECT_EQ(DRANET_ABI_MINOR_OF(DRANET_ABI_VERSION(3, 9)), 9u);
   EXPECT_EQ(DRANET_ABI_CURRENT, DRANET_ABI_VERSION(DRANET_ABI_MAJOR, DRANET_ABI_MINOR));
-  EXPECT_EQ(DRANET_ABI_CURRENT, DRANET_ABI_VERSION(1, 2)) << "routes and rules are ABI 1.1, profiles 1.2";
+  EXPECT_EQ(DRANET_ABI_CURRENT, DRANET_ABI_VERSION(1, 3))
+      << "routes and rules are ABI 1.1, profiles 1.2, attribute domains 1.3";
 }
 
 // A 1.1 plugin on a 1.0 host: the sink ends after add_annotation, so the
@@ -115,4 +117,39 @@ TEST(AbiLayout, ErrorSetFormatsTruncatesAndReturnsCode) {
   too_small.struct_size = 4;  // a writer must not overrun a smaller buffer
   dranet_error_set(&too_small, DRANET_ERR_IO, 9, "x");
   EXPECT_EQ(too_small.sys_errno, 0);
+}
+
+TEST(AbiLayout, StatusNamesCoverTheClosedList) {
+  EXPECT_STREQ(dranet_status_name(DRANET_OK), "DRANET_OK");
+  EXPECT_STREQ(dranet_status_name(DRANET_ERR_IO), "DRANET_ERR_IO");
+  EXPECT_STREQ(dranet_status_name(DRANET_ERR_OVERFLOW), "DRANET_ERR_OVERFLOW");
+  EXPECT_STREQ(dranet_status_name(-11), "DRANET_ERR_UNKNOWN");
+  for (dranet_status_t st = DRANET_ERR_OVERFLOW; st <= DRANET_OK; ++st)
+    EXPECT_STRNE(dranet_status_name(st), "DRANET_ERR_UNKNOWN") << st;
+}
+
+namespace {
+dranet_plugin_t MinHostDescriptor() {
+  dranet_plugin_t d{};
+  d.struct_size = sizeof d;
+  d.min_host_abi = DRANET_ABI_VERSION(1, 3);
+  return d;
+}
+const dranet_plugin_t kNeeds13 = MinHostDescriptor();
+}  // namespace
+// The refusing entry of a plugin that needs host ABI 1.3 (the macro defines
+// dranet_plugin_entry_v1 in this test binary).
+extern "C" DRANET_PLUGIN_DEFINE_MIN_HOST(kNeeds13, 3)
+
+TEST(AbiLayout, MinHostEntryRefusesOlderHostsAndStillNamesItself) {
+  const dranet_plugin_t* out = nullptr;
+  EXPECT_EQ(dranet_plugin_entry_v1(DRANET_ABI_VERSION(1, 2), &out), DRANET_ERR_ABI_MISMATCH);
+  EXPECT_EQ(out, &kNeeds13) << "a refusal leaves the descriptor so that the host can say why";
+  out = nullptr;
+  EXPECT_EQ(dranet_plugin_entry_v1(DRANET_ABI_VERSION(1, 3), &out), DRANET_OK);
+  EXPECT_EQ(out, &kNeeds13);
+  EXPECT_EQ(dranet_plugin_entry_v1(DRANET_ABI_VERSION(1, 9), &out), DRANET_OK);
+  out = nullptr;
+  EXPECT_EQ(dranet_plugin_entry_v1(DRANET_ABI_VERSION(2, 3), &out), DRANET_ERR_ABI_MISMATCH);
+  EXPECT_EQ(out, nullptr) << "another major gets nothing";
 }

@@ -27,12 +27,15 @@ class AnnotateOnly {
   }
 };
 
+constexpr const char* kEverythingDomains[] = {"everything.example.com", nullptr};
+
 class Everything {
  public:
   static constexpr const char* kName = "everything";
   static constexpr const char* kVersion = "2.0.0";
   static constexpr const char* kDescription = "test";
-  static constexpr uint32_t kFlags = DRANET_FLAG_THREAD_SAFE;
+  static constexpr const char* const* kAttributeDomains = kEverythingDomains;
+  static constexpr uint32_t kMinHostAbi = DRANET_ABI_VERSION(1, 3);
   explicit Everything(const dranet::sdk::Host&) {}
   void Discover(dranet::sdk::DeviceSink&) {}
   void Annotate(const dranet::sdk::DeviceView&, dranet::sdk::AttrSink&) {}
@@ -81,7 +84,11 @@ TEST(CxxHelper, CapabilitiesFollowMethods) {
   EXPECT_EQ(kAnnotateOnly.discover, nullptr);
   EXPECT_EQ(kAnnotateOnly.inject, nullptr);
   EXPECT_NE(kAnnotateOnly.annotate, nullptr);
-  EXPECT_EQ(kEverything.flags, DRANET_FLAG_THREAD_SAFE);
+  EXPECT_EQ(kEverything.flags, 0u);
+  EXPECT_EQ(kEverything.attribute_domains, kEverythingDomains);
+  EXPECT_EQ(kEverything.min_host_abi, DRANET_ABI_VERSION(1, 3));
+  EXPECT_EQ(kAnnotateOnly.attribute_domains, nullptr);
+  EXPECT_EQ(kAnnotateOnly.min_host_abi, 0u);
   EXPECT_EQ(kAnnotateOnly.struct_size, sizeof(dranet_plugin_t));
   EXPECT_EQ(kAnnotateOnly.abi_version, DRANET_ABI_CURRENT);
   EXPECT_STREQ(kAnnotateOnly.name, "annotate-only");
