@@ -34,6 +34,10 @@
 //   fake-slow:     init blocks init-delay-ms; annotate takes annotate-delay-ms
 //                  per device and waits for the file annotate-gate.
 //   fake-slowload: its static constructor blocks 2 s (inside dlopen).
+//   fake-rawsyssnap: also publishes whether /sys/class/infiniband/<rdma device>
+//                  exists, read from the machine's own /sys (a cheat only a
+//                  node snapshot reveals; must fail conformance check 4).
+//   fake-aborts:   aborts in annotate (the kit must name the check).
 //   fake-needsnewer: needs host ABI 1.99 (min_host_abi) and its entry refuses
 //                  every real host, leaving its descriptor to say why.
 //   fake-abi10 and fake-legacy (built as ABI 1.2) also write
@@ -154,6 +158,17 @@ struct FakeState {
   (void)err;
   throw std::logic_error("annotate exploded");
 #else
+#if defined(FAKE_VARIANT_ABORTS)
+  std::abort();
+#endif
+#if defined(FAKE_VARIANT_RAWSYSSNAP)
+  if (device->rdma_device != nullptr && device->rdma_device[0] != '\0') {
+    const std::string raw = std::string("/sys/class/infiniband/") + device->rdma_device;  // ignores the roots
+    dranet_attr_t ib{sizeof(dranet_attr_t), DRANET_ATTR_BOOL, FAKE_PLUGIN_NAME ".dra.net/ibDevice", nullptr,
+                     access(raw.c_str(), F_OK) == 0 ? 1 : 0};
+    sink->add_attr(sink->sink_ctx, &ib);
+  }
+#endif
 #if defined(FAKE_VARIANT_SLOW)
   std::this_thread::sleep_for(std::chrono::milliseconds(s->annotate_delay_ms));
   for (int i = 0; !s->annotate_gate.empty() && access(s->annotate_gate.c_str(), F_OK) != 0 && i < 2000; ++i)

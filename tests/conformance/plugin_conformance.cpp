@@ -5,8 +5,13 @@
 //   2. it exports nothing but the entry symbol;
 //   3. it survives repeated init/fini cycles, on an empty node and on every
 //      node snapshot in tests/nodes (loaded or not-applicable, never failed);
-//   4. it honours the roots: its output is identical when the machine's own
-//      /sys is hidden behind an empty tmpfs (needs root; skipped otherwise);
+//   4. it honours the roots: on an empty node and on every node snapshot
+//      (with the snapshot's own devices), its output is identical when the
+//      machine's own /sys is replaced by a canary: an empty tmpfs for the
+//      empty node, a copy of the snapshot's sys in which every file says
+//      "dranet-conformance-canary" for a snapshot — so a plugin that reads
+//      /sys instead of its sysfs root sees other values than through the
+//      root (needs root; skipped otherwise);
 //   5. it never prints to stdout or stderr;
 //   6. every edit it makes at inject is accepted by the host, and its routes
 //      and rules (ABI 1.1) name only the request's devices that have a
@@ -16,7 +21,9 @@
 //      it succeeds, for every sample device, also in the reduced form
 //      release sees.
 // Metadata HTTP is answered by a stub that refuses, so no check reaches a
-// real metadata service.
+// real metadata service. A plugin that crashes the kit (abort, SIGSEGV) is
+// named with the check that was running ("the plugin crashed during check
+// Conformance.X (signal 6)") and the kit exits 128 + the signal.
 //
 // With --expect-failure the run proves that a check can fail: it passes
 // (exit 0) only when TEST is the one check that failed and one of its
@@ -26,12 +33,14 @@
 // never the wanted rejection. When TEST was skipped (it needs root) the
 // verdict is unknown and the exit code is 77, which ctest reports as skipped.
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -40,6 +49,8 @@
 #include <map>
 #include <sstream>
 
+#include "inventory/inventory.h"
+#include "inventory/snapshot.h"
 #include "plugins/plugin_host.h"
 #include "plugins/plugin_library.h"
 
@@ -107,12 +118,23 @@ std::vector<dranet::inventory::Device> SampleDevices() {
   return {rdma, virt, ib_only};
 }
 
+// The sample devices, and on a node snapshot the snapshot's own devices
+// too (as dranetd would discover them there).
+std::vector<dranet::inventory::Device> DevicesOf(const fs::path& host_root, dranet::Logger& logger) {
+  auto devices = SampleDevices();
+  if (!dranet::inventory::IsSnapshot(host_root)) return devices;
+  dranet::inventory::DiscoveryOptions options;
+  options.host_root = host_root;
+  for (auto& d : dranet::inventory::Discoverer(options, logger).Discover()) devices.push_back(std::move(d));
+  return devices;
+}
+
 // Everything observable the plugin produced, as text.
 std::string RunAll(const fs::path& host_root, dranet::Logger& logger) {
   PluginHost host(OptionsFor(PluginDir(), host_root), logger);
   std::ostringstream out;
   for (const auto& r : host.reports()) out << "report " << OutcomeName(r.outcome) << " " << r.reason << "\n";
-  auto devices = SampleDevices();
+  auto devices = DevicesOf(host_root, logger);
   host.Annotate(devices);
   for (const auto& d : devices)
     for (const auto& [k, v] : d.attributes) {
@@ -151,8 +173,14 @@ void ExpectOnlyRequestNetdevs(const InjectionEdits& edits, const std::vector<dra
 // plus (separately) everything the child wrote to its stdout and stderr.
 struct ChildOutput {
   bool ok = false;
+  int signal = 0;  // the signal that ended the child, if any
   std::string result;
   std::string printed;
+  // Why the child did not finish, for a failure message.
+  std::string Failure() const {
+    if (signal != 0) return "the plugin crashed (signal " + std::to_string(signal) + ", " + strsignal(signal) + ")";
+    return ok ? "" : "the child failed: " + printed;
+  }
 };
 
 std::string Drain(int fd) {
@@ -188,14 +216,29 @@ ChildOutput InChild(Body body) {
   close(result_pipe[1]);
   close(print_pipe[1]);
   ChildOutput out;
-  // The child's output is small; read results after prints to avoid blocking on either.
-  out.printed = Drain(print_pipe[0]);
-  out.result = Drain(result_pipe[0]);
-  close(result_pipe[0]);
-  close(print_pipe[0]);
+  // Both pipes at once: either may hold more than a pipe buffer (a
+  // snapshot's devices), and the child blocks until it is read.
+  std::array<pollfd, 2> fds{pollfd{print_pipe[0], POLLIN, 0}, pollfd{result_pipe[0], POLLIN, 0}};
+  std::array<std::string*, 2> into{&out.printed, &out.result};
+  for (int open_fds = 2; open_fds > 0;) {
+    if (poll(fds.data(), fds.size(), -1) < 0) break;
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      std::array<char, 4096> buf{};
+      const ssize_t n = read(fds[i].fd, buf.data(), buf.size());
+      if (n > 0) {
+        into[i]->append(buf.data(), static_cast<std::size_t>(n));
+      } else {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
   int status = 0;
   waitpid(pid, &status, 0);
   out.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  out.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   return out;
 }
 
@@ -314,28 +357,47 @@ TEST(Conformance, ProfilesNotItsOwnAreDeclined) {
   }
 }
 
+// Fills `sys` (the canary tmpfs) with a copy of `snapshot_sys` in which
+// every regular file says kCanary instead of its value.
+constexpr const char* kCanary = "dranet-conformance-canary\n";
+bool FillCanary(const fs::path& snapshot_sys, const fs::path& sys) {
+  std::error_code ec;
+  fs::copy(snapshot_sys, sys, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+  if (ec) return false;
+  for (fs::recursive_directory_iterator it(sys, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_symlink() || !it->is_regular_file()) continue;
+    std::ofstream(it->path(), std::ios::trunc) << kCanary;
+  }
+  return !ec;
+}
+
 TEST(Conformance, HonoursTheRoots) {
-  if (geteuid() != 0) GTEST_SKIP() << "hiding /sys needs a private mount namespace (root)";
-  fs::path root = TempDir("roots");
-  auto run = [&](bool hide_sys) {
-    return InChild([&, hide_sys](std::string& result) {
-      if (hide_sys) {
-        if (unshare(CLONE_NEWNS) != 0) return false;
-        if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
-        if (mount("tmpfs", "/sys", "tmpfs", 0, nullptr) != 0) return false;
-      }
-      std::ostringstream log;
-      dranet::Logger logger(log);
-      result = RunAll(root, logger);
-      return true;
-    });
-  };
-  ChildOutput visible = run(false);
-  ChildOutput hidden = run(true);
-  ASSERT_TRUE(visible.ok);
-  ASSERT_TRUE(hidden.ok) << "could not hide /sys";
-  EXPECT_EQ(visible.result, hidden.result)
-      << "the plugin's output depends on the machine's own /sys, not on the sysfs root it was given";
+  if (geteuid() != 0) GTEST_SKIP() << "replacing /sys needs a private mount namespace (root)";
+  std::vector<fs::path> roots{TempDir("roots")};
+  for (const auto& snapshot : Snapshots()) roots.push_back(snapshot);
+  for (const auto& root : roots) {
+    auto run = [&](bool canary) {
+      return InChild([&, canary](std::string& result) {
+        if (canary) {
+          if (unshare(CLONE_NEWNS) != 0) return false;
+          if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
+          if (mount("tmpfs", "/sys", "tmpfs", 0, nullptr) != 0) return false;
+          if (fs::exists(root / "sys") && !FillCanary(root / "sys", "/sys")) return false;
+        }
+        std::ostringstream log;
+        dranet::Logger logger(log);
+        result = RunAll(root, logger);
+        return true;
+      });
+    };
+    ChildOutput live = run(false);
+    ChildOutput canary = run(true);
+    ASSERT_TRUE(live.ok) << root << ": " << live.Failure();
+    ASSERT_TRUE(canary.ok) << root << ": could not replace /sys with a canary, or " << canary.Failure();
+    EXPECT_EQ(live.result, canary.result)
+        << "on " << root.filename()
+        << ": the plugin's output depends on the machine's own /sys, not on the sysfs root it was given";
+  }
 }
 
 TEST(Conformance, NeverPrints) {
@@ -349,7 +411,7 @@ TEST(Conformance, NeverPrints) {
       result = RunAll(r, logger);
       return true;
     });
-    ASSERT_TRUE(out.ok);
+    ASSERT_TRUE(out.ok) << r << ": " << out.Failure();
     EXPECT_EQ(out.printed, "") << "plugin printed on " << r;
   }
 }
@@ -361,13 +423,32 @@ struct CheckResult {
   std::vector<std::string> messages;
 };
 
+// Written at each check's start, read by the crash handler (which may only
+// write(2) what is already there).
+char g_crash_line[512] = "plugin_conformance: the plugin crashed before any check started (signal ";
+
+void NameTheCheckOnCrash(int sig) {
+  const std::size_t n = strnlen(g_crash_line, sizeof g_crash_line);
+  char digits[16];
+  int k = 0;
+  for (int v = sig; k == 0 || v > 0; v /= 10) digits[k++] = static_cast<char>('0' + v % 10);
+  ssize_t ignored = write(STDERR_FILENO, g_crash_line, n);
+  while (k > 0) ignored = write(STDERR_FILENO, &digits[--k], 1);
+  ignored = write(STDERR_FILENO, ")\n", 2);
+  (void)ignored;
+  _exit(128 + sig);  // as a shell reports a death by signal
+}
+
 // OnTestPartResult runs while gtest holds the lock that current_test_info()
 // takes, so the current check is remembered at its start instead.
 class ResultRecorder : public ::testing::EmptyTestEventListener {
  public:
   explicit ResultRecorder(std::map<std::string, CheckResult>& results) : results_(results) {}
   void OnTestStart(const ::testing::TestInfo& info) override {
-    current_ = &results_[std::string(info.test_suite_name()) + "." + info.name()];
+    const std::string check = std::string(info.test_suite_name()) + "." + info.name();
+    current_ = &results_[check];
+    std::snprintf(g_crash_line, sizeof g_crash_line, "plugin_conformance: the plugin crashed during check %s (signal ",
+                  check.c_str());
   }
   void OnTestPartResult(const ::testing::TestPartResult& part) override {
     if (current_ == nullptr) return;
@@ -465,6 +546,7 @@ int main(int argc, char** argv) {
   std::printf("on %zu node snapshots in %s:", snapshots.size(), g_nodes.c_str());
   for (const auto& snapshot : snapshots) std::printf(" %s", snapshot.filename().c_str());
   std::printf("\n");
+  for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) signal(sig, &NameTheCheckOnCrash);
   std::map<std::string, CheckResult> results;
   ::testing::UnitTest::GetInstance()->listeners().Append(new ResultRecorder(results));
   int exit_code = RUN_ALL_TESTS();
