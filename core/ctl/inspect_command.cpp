@@ -113,19 +113,39 @@ void AddInspectCommand(CLI::App& app, int& exit_code) {
 void AddSnapshotCommand(CLI::App& app, int& exit_code) {
   struct SnapshotCommand {
     std::string out, host_root = "/", node_name, description;
+    plugins::PluginFlags plugins;
   };
   auto cmd = std::make_shared<SnapshotCommand>();
-  auto* sub = app.add_subcommand("snapshot", "Capture this node (sysfs subset, addresses, routes) as a snapshot");
+  auto* sub = app.add_subcommand(
+      "snapshot",
+      "Capture this node (sysfs subset, addresses, routes) as a snapshot, with the sysfs files the plugins "
+      "declare they read");
   sub->add_option("--out", cmd->out, "Output directory (must be empty or absent)")->required();
   sub->add_option("--host-root", cmd->host_root, "Node root to capture");
   sub->add_option("--node-name", cmd->node_name, "Node name recorded in the snapshot");
   sub->add_option("--description", cmd->description, "Free text recorded in the snapshot");
+  plugins::AddPluginFlags(*sub, cmd->plugins);
   sub->callback([cmd, &exit_code] {
     Logger logger(std::cerr);
     inventory::CaptureOptions options;
     options.host_root = cmd->host_root;
     options.node_name = cmd->node_name;
     options.description = cmd->description;
+    // The plugins' own declarations (ABI 1.3 snapshot_paths) say which
+    // further sysfs files they read; the plugins are loaded, not run.
+    plugins::PluginHostOptions plugin_options;
+    plugins::ApplyPluginFlags(cmd->plugins, plugin_options);
+    plugin_options.host_root = cmd->host_root;
+    plugin_options.load_only = true;
+    std::ostringstream quiet;
+    Logger plugin_logger(quiet);
+    plugins::PluginHost host(plugin_options, plugin_logger);
+    for (const auto& report : host.reports()) {
+      for (const auto& path : report.snapshot_paths) {
+        logger.Info("capturing what a plugin reads", {{"plugin", report.name}, {"path", path}});
+        options.extra_sysfs_globs.push_back(path);
+      }
+    }
     inventory::CaptureSnapshot(cmd->out, options, logger);
     std::cout << "snapshot written to " << cmd->out << "\n";
     exit_code = 0;

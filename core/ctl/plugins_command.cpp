@@ -79,6 +79,7 @@ int Run(const PluginsCommand& cmd) {
                 << plugins::OutcomeName(r.outcome) << std::setw(30) << Capabilities(r.capabilities)
                 << detail << "  (" << r.file << ")\n";
       for (const auto& key : r.config_keys) std::cout << "    config " << key << "\n";
+      for (const auto& path : r.snapshot_paths) std::cout << "    reads sysfs " << path << "\n";
       if (!r.attribute_domains.empty()) {
         std::cout << "    domains";
         for (const auto& d : r.attribute_domains) std::cout << " " << d;
@@ -102,6 +103,7 @@ int Run(const PluginsCommand& cmd) {
       w.Key("capabilities"); w.String(Capabilities(r.capabilities).c_str());
       w.Key("reason"); w.String(r.reason.c_str());
       w.Key("configKeys"); WriteStrings(w, r.config_keys);
+      w.Key("snapshotPaths"); WriteStrings(w, r.snapshot_paths);
       w.Key("attributeDomains"); WriteStrings(w, r.attribute_domains);
       w.Key("refusedDomains"); WriteStrings(w, r.refused_domains);
       w.Key("discovered"); WriteTally(w, r.discovered);

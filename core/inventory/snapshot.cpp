@@ -1,6 +1,7 @@
 #include "inventory/snapshot.h"
 
 #include <arpa/inet.h>
+#include <fnmatch.h>
 #include <linux/fib_rules.h>
 #include <linux/rtnetlink.h>
 #include <rapidjson/document.h>
@@ -470,6 +471,9 @@ class SnapshotWriter {
   }
 
   std::vector<std::string> List(const fs::path& relative) const { return root_.List(relative.string()); }
+  std::optional<unsigned> Type(const fs::path& relative) const {
+    return root_.FileType(relative.c_str(), /*follow_link=*/false);
+  }
   int copied() const { return copied_; }
   int skipped() const { return skipped_; }
 
@@ -548,6 +552,54 @@ void CapturePlatform(SnapshotWriter& writer) {
     if (name.rfind("node", 0) != 0) continue;
     writer.CopyFile(nodes / name / "cpulist");
     writer.CopyFile(nodes / name / "distance");  // the list form of numaNode (DRAListTypeAttributes)
+  }
+}
+
+// At most this many files per glob: a pattern such as "*/*/*" must not
+// copy the whole of sysfs.
+constexpr int kMaxFilesPerGlob = 20000;
+
+// Copies what parts[i..] names below `dir`: each component is matched
+// (fnmatch) against the directory's entries; a link on the way is copied as
+// a link and followed, as the kernel's are; the last component's regular
+// files are copied.
+void CaptureGlob(SnapshotWriter& writer, const std::vector<std::string>& parts, std::size_t i, const fs::path& dir,
+                 int& budget) {
+  for (const auto& name : writer.List(dir)) {
+    if (budget <= 0) return;
+    if (fnmatch(parts[i].c_str(), name.c_str(), FNM_PERIOD) != 0) continue;
+    fs::path entry = dir / name;
+    auto type = writer.Type(entry);
+    if (type && *type == S_IFLNK) {
+      auto target = writer.CopyLink(entry);
+      if (!target) continue;
+      entry = *target;
+      type = writer.Type(entry);
+    }
+    if (!type) continue;
+    if (i + 1 == parts.size()) {
+      if (*type == S_IFREG) {
+        writer.CopyFile(entry);
+        --budget;
+      }
+    } else if (*type == S_IFDIR) {
+      CaptureGlob(writer, parts, i + 1, entry, budget);
+    }
+  }
+}
+
+void CaptureGlobs(SnapshotWriter& writer, const std::vector<std::string>& globs, Logger& log) {
+  for (const auto& glob : globs) {
+    if (auto problem = SnapshotGlobProblem(glob); !problem.empty()) {
+      log.Warning("snapshot path skipped", {{"path", glob}, {"reason", problem}});
+      continue;
+    }
+    std::vector<std::string> parts;
+    for (const auto& part : fs::path(glob)) parts.push_back(part.string());
+    int budget = kMaxFilesPerGlob;
+    CaptureGlob(writer, parts, 0, "sys", budget);
+    if (budget <= 0) log.Warning("snapshot path matched too many files; the rest skipped",
+                                 {{"path", glob}, {"maxFiles", kMaxFilesPerGlob}});
   }
 }
 
@@ -715,6 +767,21 @@ std::string MarkerJson(const CaptureOptions& options) {
 
 }  // namespace
 
+std::string SnapshotGlobProblem(std::string_view glob) {
+  if (glob.empty()) return "empty";
+  if (glob.size() > 255) return "longer than 255 characters";
+  if (glob.front() == '/') return "absolute; give it relative to the sysfs root (class/net/*/speed)";
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = glob.find('/', start);
+    const std::string_view part = glob.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (part.empty()) return "an empty path component";
+    if (part == "." || part == "..") return "a \".\" or \"..\" component";
+    if (end == std::string_view::npos) return "";
+    start = end + 1;
+  }
+}
+
 void CaptureSnapshot(const fs::path& out_dir, const CaptureOptions& options, Logger& log) {
   RequireContainedReads(HostPaths(options.host_root));
   std::error_code error;
@@ -730,6 +797,7 @@ void CaptureSnapshot(const fs::path& out_dir, const CaptureOptions& options, Log
   CaptureNetdevs(writer);
   CaptureRdma(writer);
   CapturePlatform(writer);
+  CaptureGlobs(writer, options.extra_sysfs_globs, log);
   fs::create_directories(out_dir / kSnapshotMetadataDir, error);
 
   DiscoveryOptions discovery;

@@ -41,6 +41,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/log.h"
 #include "inventory/netlink_facts.h"
@@ -80,9 +82,20 @@ struct CaptureOptions {
   std::filesystem::path host_root = "/";  // the node to capture (usually the live "/")
   std::string node_name;                  // recorded in the marker
   std::string description;
+  // Further sysfs files to capture: globs relative to the sysfs root, as
+  // plugins declare them (dranet_plugin_t.snapshot_paths), e.g.
+  // "class/net/*/speed". Invalid ones (SnapshotGlobProblem) are logged and
+  // skipped.
+  std::vector<std::string> extra_sysfs_globs;
 };
 
-// Copies the sysfs subset discovery and the plugins read from
+// Why `glob` cannot name sysfs files to capture, or "" when it can: it must
+// be relative to the sysfs root, at most 255 characters, without empty,
+// "." or ".." components. A component may be an fnmatch(3) pattern.
+std::string SnapshotGlobProblem(std::string_view glob);
+
+// Copies the sysfs subset discovery and the in-tree plugins read, and the
+// files options.extra_sysfs_globs name, from
 // `options.host_root` into `out_dir` (created if needed; must be empty or
 // absent), keeping symlinks as relative symlinks inside the snapshot, then
 // writes netlink.json from live rtnetlink and the marker file. Files that

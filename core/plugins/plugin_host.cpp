@@ -376,6 +376,7 @@ void PluginHost::LoadFile(const fs::path& file) {
   report.capabilities = d.capabilities;
   for (const auto& k : d.config_keys)
     report.config_keys.push_back(k.name + "=" + k.default_value + ": " + k.description);
+  report.snapshot_paths = d.snapshot_paths;
   for (const auto& note : d.notes) logger_.Warning("plugin note", {{"name", d.name}, {"note", note}});
 
   for (const auto& other : loaded_) {
@@ -385,6 +386,13 @@ void PluginHost::LoadFile(const fs::path& file) {
       Report(std::move(report));
       return;
     }
+  }
+
+  if (options_.load_only) {
+    report.outcome = PluginOutcome::kSkipped;
+    report.reason = "descriptor read only (not initialised)";
+    Report(std::move(report));
+    return;
   }
 
   // Configuration: only declared keys reach the plugin.

@@ -53,6 +53,9 @@ struct PluginHostOptions {
   // further miss up to max_retry_backoff (reset by a call that succeeds).
   std::chrono::milliseconds retry_backoff{30000};
   std::chrono::milliseconds max_retry_backoff{600000};
+  // Load and validate each plugin and report its descriptor, but never
+  // call init or anything else (dranetctl snapshot reads snapshot_paths).
+  bool load_only = false;
   // HTTP client behind dranet_host_t.http_get (defaults to libcurl).
   HttpGetFunction http_get;
 };
@@ -73,6 +76,7 @@ struct PluginReport {
   PluginOutcome outcome = PluginOutcome::kRejected;
   std::string reason;  // empty for kLoaded
   std::vector<std::string> config_keys;  // declared keys, "name=default: description"
+  std::vector<std::string> snapshot_paths;  // ABI 1.3: sysfs globs it reads (dranetctl snapshot captures them)
   // ABI 1.3 attribute domains: those it owns (its own "<name>.dra.net" and
   // the granted declarations) and why a declaration was not granted.
   std::vector<std::string> attribute_domains;

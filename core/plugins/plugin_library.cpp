@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "base/k8s_names.h"
+#include "inventory/snapshot.h"
 #include "plugins/attribute_rules.h"
 #include "plugins/plugin_status.h"
 
@@ -20,6 +21,8 @@ constexpr std::size_t kMaxNameLength = 32;
 constexpr std::size_t kMaxTextLength = 256;
 constexpr std::size_t kMaxAttributeDomains = 16;
 constexpr std::size_t kMaxDomainLength = 63;
+constexpr std::size_t kMaxSnapshotPaths = 32;
+constexpr std::size_t kMaxSnapshotPathLength = 255;
 
 std::string AbiString(uint32_t v) {
   return std::to_string(DRANET_ABI_MAJOR_OF(v)) + "." + std::to_string(DRANET_ABI_MINOR_OF(v));
@@ -199,6 +202,19 @@ ValidatedDescriptor ValidateDescriptor(const dranet_plugin_t* d, const std::file
         throw PluginRejected("attribute_domains has more than " + std::to_string(kMaxAttributeDomains) +
                              " entries (or no terminating NULL)");
     }
+  }
+  if (DRANET_HAS_FIELD(d, dranet_plugin_t, snapshot_paths) && d->snapshot_paths != nullptr) {
+    if (ObjectOf(d->snapshot_paths).empty()) throw PluginRejected("snapshot_paths points outside any loaded object");
+    std::size_t i = 0;
+    for (; i < kMaxSnapshotPaths && d->snapshot_paths[i] != nullptr; ++i) {
+      std::string path = CopyPluginString(d->snapshot_paths[i], kMaxSnapshotPathLength, "snapshot_paths entry", true);
+      if (auto problem = inventory::SnapshotGlobProblem(path); !problem.empty())
+        throw PluginRejected("snapshot path \"" + path + "\": " + problem);
+      v.snapshot_paths.push_back(std::move(path));
+    }
+    if (i == kMaxSnapshotPaths && d->snapshot_paths[i] != nullptr)
+      throw PluginRejected("snapshot_paths has more than " + std::to_string(kMaxSnapshotPaths) +
+                           " entries (or no terminating NULL)");
   }
 
   if (d->match_table != nullptr) {

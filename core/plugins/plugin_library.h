@@ -38,6 +38,8 @@ struct ValidatedDescriptor {
   // subdomains, none of the core's), and the oldest host it works with.
   std::vector<std::string> attribute_domains;
   uint32_t min_host_abi = 0;
+  // ABI 1.3: the sysfs paths (globs) it reads, validated (SnapshotGlobProblem).
+  std::vector<std::string> snapshot_paths;
   decltype(dranet_plugin_t::init) init = nullptr;
   decltype(dranet_plugin_t::fini) fini = nullptr;
   decltype(dranet_plugin_t::discover) discover = nullptr;

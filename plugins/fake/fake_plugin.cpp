@@ -38,6 +38,9 @@
 //                  exists, read from the machine's own /sys (a cheat only a
 //                  node snapshot reveals; must fail conformance check 4).
 //   fake-aborts:   aborts in annotate (the kit must name the check).
+//   every variant: <name>.dra.net/rxBytes from <sysfs_root>/class/net/<if>/
+//                  statistics/rx_bytes when that file exists, a path it
+//                  declares in snapshot_paths.
 //   fake-needsnewer: needs host ABI 1.99 (min_host_abi) and its entry refuses
 //                  every real host, leaving its descriptor to say why.
 //   fake-abi10 and fake-legacy (built as ABI 1.2) also write
@@ -50,6 +53,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -196,6 +200,12 @@ struct FakeState {
 #else
     std::string path = std::string(s->host->sysfs_root) + "/class/net/" + device->if_name;
 #endif
+    std::ifstream rx(std::string(s->host->sysfs_root) + "/class/net/" + device->if_name + "/statistics/rx_bytes");
+    long long rx_bytes = -1;
+    if (rx >> rx_bytes) {
+      dranet_attr_t rx_attr{sizeof(dranet_attr_t), DRANET_ATTR_INT, FAKE_PLUGIN_NAME ".dra.net/rxBytes", nullptr, rx_bytes};
+      sink->add_attr(sink->sink_ctx, &rx_attr);
+    }
     dranet_attr_t link{sizeof(dranet_attr_t), DRANET_ATTR_BOOL, FAKE_PLUGIN_NAME ".dra.net/linkFile", nullptr,
                        access(path.c_str(), F_OK) == 0 ? 1 : 0};
     sink->add_attr(sink->sink_ctx, &link);
@@ -384,6 +394,7 @@ const unsigned char kGarbage[sizeof(dranet_plugin_t)] = {0xff, 0xff, 0xff, 0x7f,
 #if defined(FAKE_VARIANT_INTRUDER)
 const char* const kIntruderDomains[] = {"intruder.example.com", "fake.dra.net", nullptr};
 #endif
+const char* const kReads[] = {"class/net/*/statistics/rx_bytes", nullptr};
 const dranet_plugin_t kDescriptor = {
     sizeof(dranet_plugin_t),
 #if defined(FAKE_VARIANT_BADABI)
@@ -429,6 +440,7 @@ const dranet_plugin_t kDescriptor = {
     0,  // min_host_abi
 #endif
     0,  // reserved
+    kReads,
 };
 #endif
 

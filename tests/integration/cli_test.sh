@@ -19,7 +19,6 @@ cp "$build/tests/fake-plugins/dranet-plugin-fake.so" "$build/tests/fake-plugins/
 chmod 755 "$plugdir"
 out=$("$build/bin/dranetctl" plugins --plugin-dir "$plugdir" --allow-non-root-plugin-dir \
       --host-root "$(cd "$(dirname "$0")/../.." && pwd)/tests/nodes/nd-gb300-v6")
-rm -rf "$plugdir"
 for line in '    domains fake-intruder.dra.net intruder.example.com' \
             '    domain REFUSED declared domain fake.dra.net belongs to plugin fake' \
             '    annotate published intruder.example.com/owned on [1-9][0-9]* device(s)' \
@@ -27,9 +26,30 @@ for line in '    domains fake-intruder.dra.net intruder.example.com' \
             '    annotate REJECTED attribute "gce.dra.net/machineType": domain gce.dra.net is not plugin fake-intruder' \
             '    domains fake.dra.net' \
             '    annotate published fake.dra.net/hello on [1-9][0-9]* device(s)' \
-            '    discover published fake.dra.net/discovered on 1 device(s)'; do
+            '    discover published fake.dra.net/discovered on 1 device(s)' \
+            '    reads sysfs class/net/\*/statistics/rx_bytes'; do
   grep -q "^$line" <<<"$out" || { echo "cli: dranetctl plugins lacks: $line"; echo "$out"; exit 1; }
 done
+# dranetctl snapshot captures the sysfs files the plugins declare they read
+# (the fake: class/net/*/statistics/rx_bytes), here from a copy of the A4
+# snapshot given two netdev counters; the plugins are loaded, never run.
+capture=$(mktemp -d)
+cp -a "$(cd "$(dirname "$0")/../.." && pwd)/tests/nodes/a4-highgpu-8g" "$capture/source"
+stats=$(readlink -f "$capture/source/sys/class/net/gpu3rdma0")/statistics
+mkdir -p "$stats" && echo 4242 >"$stats/rx_bytes" && echo 1 >"$stats/tx_packets"
+log=$("$build/bin/dranetctl" snapshot --host-root "$capture/source" --out "$capture/out" \
+      --plugin-dir "$plugdir" --allow-non-root-plugin-dir 2>&1)
+grep -q '"capturing what a plugin reads" plugin="fake" path="class/net/\*/statistics/rx_bytes"' <<<"$log" ||
+  { echo "cli: snapshot did not take the plugin's paths: $log"; exit 1; }
+[[ $(cat "$capture/out/sys/class/net/gpu3rdma0/statistics/rx_bytes") == 4242 ]] ||
+  { echo "cli: the declared file was not captured"; exit 1; }
+[[ ! -e $capture/out/sys/class/net/gpu3rdma0/statistics/tx_packets ]] ||
+  { echo "cli: an undeclared file was captured"; exit 1; }
+# ... and the fake publishes it from the new snapshot as from the node.
+out=$("$build/bin/dranetctl" plugins --plugin-dir "$plugdir" --allow-non-root-plugin-dir --host-root "$capture/out")
+grep -q '^    annotate published fake.dra.net/rxBytes on 1 device(s)$' <<<"$out" ||
+  { echo "cli: rxBytes not published from the captured snapshot: $out"; exit 1; }
+rm -rf "$capture" "$plugdir"
 # dranetd runs once and exits cleanly with no usable plugin directory.
 log=$("$build/bin/dranetd" --once --publish=false --metrics-address=off --host-root / --plugin-dir /nonexistent/plugins 2>&1)
 grep -q 'plugin directory /nonexistent/plugins does not exist' <<<"$log"

@@ -55,4 +55,7 @@ grep -Eq '^hello-c +1\.0\.0 +1\.3 +loaded +attributes ' <<<"$out"
 grep -Eq '^linkspeed-cxx +1\.0\.0 +1\.3 +loaded +attributes injection ' <<<"$out"
 grep -Eq '^profile-files +1\.0\.0 +1\.3 +loaded +profiles ' <<<"$out"
 grep -Eq '^    annotate published hello-c\.dra\.net/greeting on [1-9][0-9]* device\(s\)$' <<<"$out"
+# linkspeed-cxx reads the IB ports' rate on GB300's IB-only VFs (800 Gb/s).
+grep -Eq '^    annotate published linkspeed-cxx\.dra\.net/speedMbps on 4 device\(s\)$' <<<"$out"
+grep -Eq '^    reads sysfs class/infiniband/\*/ports/\*/rate$' <<<"$out"
 echo "sdk kit: installed alone, examples built out of tree, conformant on the installed and a vendor's snapshots"

@@ -43,7 +43,8 @@ extern "C" {
 /* 1.0: the first release. 1.1: dranet_route_t, dranet_rule_t and the edit
  * sink's add_route / add_rule (per-netdev routes and policy rules).
  * 1.2: profiles (DRANET_CAP_PROFILES, get_profile / release_profile).
- * 1.3: owned attribute domains (attribute_domains), min_host_abi and the
+ * 1.3: owned attribute domains (attribute_domains), the sysfs files a
+ * plugin reads (snapshot_paths), min_host_abi and the
  * entry's reasoned refusal (DRANET_PLUGIN_DEFINE_MIN_HOST), status names
  * (dranet_status_name); DRANET_FLAG_THREAD_SAFE is gone (it never had an
  * effect: calls into one plugin are always serialised). */
@@ -491,6 +492,16 @@ typedef struct dranet_plugin {
    * the entry itself (DRANET_PLUGIN_DEFINE_MIN_HOST). */
   uint32_t min_host_abi;
   uint32_t reserved; /* 0 (explicit padding) */
+  /* ABI 1.3: the sysfs files this plugin reads beyond what the host's own
+   * discovery reads, so that `dranetctl snapshot` captures them and the
+   * plugin works on a snapshot as on the node. NULL or a NULL-terminated
+   * array (at most 32 entries) of paths relative to the sysfs root, each at
+   * most 255 characters, in which a component may be a glob (fnmatch(3):
+   * `*`, `?`, `[...]`, within one component), e.g.
+   * {"class/net/STAR/speed", "class/infiniband/STAR/ports/STAR/rate", NULL}
+   * (with * for STAR). Links on the way are followed as the kernel's are.
+   * No absolute paths, no "." or ".." components. Static data. */
+  const char *const *snapshot_paths;
   /* Append new members below this line only. */
 } dranet_plugin_t;
 

@@ -13,6 +13,7 @@
 //     static constexpr const dranet_config_key_t* kConfigKeys = kKeys;   // optional
 //     static constexpr const char* const* kAttributeDomains = kDomains;  // optional (ABI 1.3)
 //     static constexpr uint32_t kMinHostAbi = DRANET_ABI_VERSION(1, 2);   // optional (ABI 1.3)
+//     static constexpr const char* const* kSnapshotPaths = kPaths;         // optional (ABI 1.3)
 //     explicit MyPlugin(const dranet::sdk::Host& host);   // throw NotApplicable to opt out
 //     void Discover(dranet::sdk::DeviceSink& sink);                           // optional
 //     void Annotate(const dranet::sdk::DeviceView& dev, dranet::sdk::AttrSink& sink);  // optional
@@ -416,6 +417,14 @@ struct AttributeDomainsOf<P, std::void_t<decltype(P::kAttributeDomains)>> {
   static constexpr const char* const* value = P::kAttributeDomains;
 };
 template <typename, typename = void>
+struct SnapshotPathsOf {
+  static constexpr const char* const* value = nullptr;
+};
+template <typename P>
+struct SnapshotPathsOf<P, std::void_t<decltype(P::kSnapshotPaths)>> {
+  static constexpr const char* const* value = P::kSnapshotPaths;
+};
+template <typename, typename = void>
 struct MinHostAbiOf {
   static constexpr uint32_t value = 0;
 };
@@ -533,6 +542,7 @@ constexpr dranet_plugin_t MakeDescriptor() {
   d.config_keys = detail::ConfigKeysOf<P>::value;
   d.attribute_domains = detail::AttributeDomainsOf<P>::value;
   d.min_host_abi = detail::MinHostAbiOf<P>::value;
+  d.snapshot_paths = detail::SnapshotPathsOf<P>::value;
   d.init = &A::Init;
   d.fini = &A::Fini;
   if constexpr (detail::HasDiscover<P>::value) d.discover = &A::Discover;

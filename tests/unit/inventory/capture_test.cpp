@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "inventory/inventory.h"
 #include "inventory/snapshot.h"
@@ -74,6 +75,60 @@ TEST(CaptureSnapshot, RefusesANonEmptyDirectory) {
   EXPECT_THROW(CaptureSnapshot(dir, capture, NullLogger()), std::runtime_error);
   EXPECT_TRUE(fs::exists(dir / "keep"));
   fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dranet::inventory
+
+namespace dranet::inventory {
+namespace {
+
+// Plugins declare the sysfs files they read beyond discovery's
+// (dranet_plugin_t.snapshot_paths); capture copies what the globs name,
+// following the kernel's links, and nothing else.
+TEST(CaptureSnapshot, CopiesWhatTheDeclaredGlobsName) {
+  std::string pattern = (fs::temp_directory_path() / "dranet-capture-XXXXXX").string();
+  const fs::path dir = mkdtemp(pattern.data());
+  const fs::path source = dir / "source", out = dir / "out";
+  fs::copy(NodeSnapshot("a4-highgpu-8g"), source, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  // Counters of two RoCE netdevs, reached through class/net/<if> links.
+  for (const char* netdev : {"gpu0rdma0", "gpu1rdma0"}) {
+    const fs::path stats = fs::canonical(source / "sys/class/net" / netdev) / "statistics";
+    fs::create_directories(stats);
+    std::ofstream(stats / "rx_bytes") << "1234\n";
+    std::ofstream(stats / "tx_bytes") << "5678\n";
+  }
+  CaptureOptions capture;
+  capture.host_root = source;
+  capture.extra_sysfs_globs = {"class/net/gpu*/statistics/rx_bytes", "../etc/passwd", "/sys/class/net/*/mtu"};
+  std::ostringstream log;
+  Logger logger(log);
+  CaptureSnapshot(out, capture, logger);
+
+  for (const char* netdev : {"gpu0rdma0", "gpu1rdma0"}) {
+    EXPECT_EQ(ReadSysfsValue(out / "sys/class/net" / netdev / "statistics/rx_bytes"), "1234") << netdev;
+    EXPECT_FALSE(fs::exists(out / "sys/class/net" / netdev / "statistics/tx_bytes")) << "not declared";
+  }
+  EXPECT_FALSE(fs::exists(out / "etc"));
+  EXPECT_NE(log.str().find("snapshot path skipped"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("a \\\".\\\" or \\\"..\\\" component"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("absolute"), std::string::npos) << log.str();
+  // What discovery reads is captured anyway, the speed and rate included.
+  EXPECT_EQ(ReadSysfsValue(out / "sys/class/net/gpu0rdma0/speed"), "400000");
+  EXPECT_EQ(ReadSysfsValue(out / "sys/class/infiniband/mlx5_0/ports/1/rate"), "400 Gb/sec (4X NDR)");
+  fs::remove_all(dir);
+}
+
+TEST(CaptureSnapshot, GlobProblems) {
+  EXPECT_EQ(SnapshotGlobProblem("class/net/*/speed"), "");
+  EXPECT_EQ(SnapshotGlobProblem("class/infiniband/*/ports/[0-9]/rate"), "");
+  EXPECT_NE(SnapshotGlobProblem(""), "");
+  EXPECT_NE(SnapshotGlobProblem("/sys/class"), "");
+  EXPECT_NE(SnapshotGlobProblem("class//net"), "");
+  EXPECT_NE(SnapshotGlobProblem("class/net/"), "");
+  EXPECT_NE(SnapshotGlobProblem("class/../.."), "");
+  EXPECT_NE(SnapshotGlobProblem("./class"), "");
+  EXPECT_NE(SnapshotGlobProblem(std::string(256, 'a')), "");
 }
 
 }  // namespace

@@ -60,11 +60,12 @@ CHECK(sizeof(dranet_config_key_t) == 32);
 /* 1.2 appended get_profile and release_profile to the descriptor. */
 CHECK(offsetof(dranet_plugin_t, get_profile) == 96);
 CHECK(offsetof(dranet_plugin_t, release_profile) == 104);
-/* 1.3 appended attribute_domains, min_host_abi and explicit padding. */
+/* 1.3 appended attribute_domains, min_host_abi, explicit padding and snapshot_paths. */
 CHECK(offsetof(dranet_plugin_t, attribute_domains) == 112);
 CHECK(offsetof(dranet_plugin_t, min_host_abi) == 120);
 CHECK(offsetof(dranet_plugin_t, reserved) == 124);
-CHECK(sizeof(dranet_plugin_t) == 128);
+CHECK(offsetof(dranet_plugin_t, snapshot_paths) == 128);
+CHECK(sizeof(dranet_plugin_t) == 136);
 CHECK(sizeof(dranet_profile_request_t) == 40);
 CHECK(offsetof(dranet_profile_request_t, profile) == 8);
 CHECK(offsetof(dranet_profile_request_t, claim_uid) == 16);

@@ -26,7 +26,8 @@ static_assert(offsetof(dranet_plugin_t, struct_size) == 0 && offsetof(dranet_hos
               offsetof(dranet_profile_sink_t, struct_size) == 0,
               "every boundary struct starts with struct_size");
 #if defined(__LP64__)
-static_assert(sizeof(dranet_plugin_t) == 128 && offsetof(dranet_plugin_t, inject) == 88);
+static_assert(sizeof(dranet_plugin_t) == 136 && offsetof(dranet_plugin_t, inject) == 88);
+static_assert(offsetof(dranet_plugin_t, snapshot_paths) == 128);
 static_assert(offsetof(dranet_plugin_t, attribute_domains) == 112 && offsetof(dranet_plugin_t, min_host_abi) == 120);
 static_assert(DRANET_PLUGIN_V1_0_SIZE == 96 && offsetof(dranet_plugin_t, get_profile) == 96);
 static_assert(sizeof(dranet_profile_request_t) == 40 && sizeof(dranet_profile_sink_t) == 24);
