@@ -879,6 +879,8 @@ void PluginHost::Annotate(std::vector<inventory::Device>& devices) {
     CallReturned(*lp);
     std::size_t added = 0;
     auto& tally = reports_[lp->report_index].annotated;
+    // Only plugins built before 1.3 can write a domain nobody owns.
+    const bool legacy = DRANET_ABI_MINOR_OF(lp->d().abi_version) < 3;
     for (std::size_t k = 0; k < call->outputs.size(); ++k) {
       const std::size_t index = call->device_index[k];
       auto& dev = devices[index];
@@ -897,7 +899,7 @@ void PluginHost::Annotate(std::vector<inventory::Device>& devices) {
         if (inserted) {
           ++added;
           ++tally.published[name];
-          unowned_writer[{index, name}] = call->plugin_name;
+          if (legacy) unowned_writer[{index, name}] = call->plugin_name;
         } else if (it->second == value) {
           ++tally.published[name];  // e.g. a device annotated again
         } else {

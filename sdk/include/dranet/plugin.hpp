@@ -392,46 +392,23 @@ struct HasReleaseProfile : std::false_type {};
 template <typename P>
 struct HasReleaseProfile<P, std::void_t<decltype(std::declval<P&>().ReleaseProfile(
                                 std::declval<const ProfileRequest&>()))>> : std::true_type {};
-template <typename, typename = void>
-struct MatchTableOf {
-  static constexpr const dranet_match_t* value = nullptr;
-};
-template <typename P>
-struct MatchTableOf<P, std::void_t<decltype(P::kMatchTable)>> {
-  static constexpr const dranet_match_t* value = P::kMatchTable;
-};
-template <typename, typename = void>
-struct ConfigKeysOf {
-  static constexpr const dranet_config_key_t* value = nullptr;
-};
-template <typename P>
-struct ConfigKeysOf<P, std::void_t<decltype(P::kConfigKeys)>> {
-  static constexpr const dranet_config_key_t* value = P::kConfigKeys;
-};
-template <typename, typename = void>
-struct AttributeDomainsOf {
-  static constexpr const char* const* value = nullptr;
-};
-template <typename P>
-struct AttributeDomainsOf<P, std::void_t<decltype(P::kAttributeDomains)>> {
-  static constexpr const char* const* value = P::kAttributeDomains;
-};
-template <typename, typename = void>
-struct SnapshotPathsOf {
-  static constexpr const char* const* value = nullptr;
-};
-template <typename P>
-struct SnapshotPathsOf<P, std::void_t<decltype(P::kSnapshotPaths)>> {
-  static constexpr const char* const* value = P::kSnapshotPaths;
-};
-template <typename, typename = void>
-struct MinHostAbiOf {
-  static constexpr uint32_t value = 0;
-};
-template <typename P>
-struct MinHostAbiOf<P, std::void_t<decltype(P::kMinHostAbi)>> {
-  static constexpr uint32_t value = P::kMinHostAbi;
-};
+// Trait::value is P::member when the class defines it, else `fallback`:
+// the optional static members of a plugin class.
+#define DRANET_SDK_OPTIONAL_MEMBER(Trait, member, Type, fallback)                 \
+  template <typename, typename = void>                                            \
+  struct Trait {                                                                  \
+    static constexpr Type value = fallback;                                       \
+  };                                                                              \
+  template <typename P>                                                           \
+  struct Trait<P, std::void_t<decltype(P::member)>> {                             \
+    static constexpr Type value = P::member;                                      \
+  };
+DRANET_SDK_OPTIONAL_MEMBER(MatchTableOf, kMatchTable, const dranet_match_t*, nullptr)
+DRANET_SDK_OPTIONAL_MEMBER(ConfigKeysOf, kConfigKeys, const dranet_config_key_t*, nullptr)
+DRANET_SDK_OPTIONAL_MEMBER(AttributeDomainsOf, kAttributeDomains, const char* const*, nullptr)
+DRANET_SDK_OPTIONAL_MEMBER(SnapshotPathsOf, kSnapshotPaths, const char* const*, nullptr)
+DRANET_SDK_OPTIONAL_MEMBER(MinHostAbiOf, kMinHostAbi, uint32_t, 0)
+#undef DRANET_SDK_OPTIONAL_MEMBER
 
 // True when P has exactly one member of that name, whatever its signature:
 // with the Has* traits above it tells a near miss (a method the helper

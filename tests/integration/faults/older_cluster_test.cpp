@@ -143,8 +143,10 @@ class VersionDropTest : public ::testing::Test {
     std::string why;
     ASSERT_TRUE(node_.StartDaemon("", &why)) << why;
     ASSERT_TRUE(node_.Run(Step::kPrepare).ok) << node_.daemon().Log();
-    for (const auto& json : node_.api().ListObjects(SlicesPath("v1beta2")))
-      for (const auto& device : Parse(json)["spec"]["devices"].GetArray()) devices_.emplace_back(device["name"].GetString());
+    for (const auto& json : node_.api().ListObjects(SlicesPath("v1beta2"))) {
+      const auto slice = Parse(json);  // kept alive while its devices are read
+      for (const auto& device : slice["spec"]["devices"].GetArray()) devices_.emplace_back(device["name"].GetString());
+    }
     ASSERT_GE(devices_.size(), 4u);
     ASSERT_TRUE(node_.api().ListObjects(SlicesPath("v1beta1")).empty());
   }
@@ -164,11 +166,13 @@ TEST_F(VersionDropTest, TheSlicesFollowWithoutWaitingForTheResync) {
   EXPECT_TRUE(PollUntil([&] { return !node_.api().ListObjects(SlicesPath("v1beta1")).empty(); }))
       << node_.daemon().Log();
   std::size_t republished = 0;
-  for (const auto& json : node_.api().ListObjects(SlicesPath("v1beta1")))
-    for (const auto& device : Parse(json)["spec"]["devices"].GetArray()) {
+  for (const auto& json : node_.api().ListObjects(SlicesPath("v1beta1"))) {
+    const auto slice = Parse(json);
+    for (const auto& device : slice["spec"]["devices"].GetArray()) {
       EXPECT_TRUE(device.HasMember("basic"));
       ++republished;
     }
+  }
   EXPECT_EQ(republished, devices_.size());
   const std::string metrics = Metrics();
   EXPECT_NE(metrics.find("dranet_resource_api_info{version=\"v1beta1\"} 1"), std::string::npos) << metrics;
