@@ -1,10 +1,13 @@
-// plugin_conformance --plugin FILE.so [--expect-failure TEST --expect-message TEXT]
+// plugin_conformance --plugin FILE.so [--nodes DIR] [--expect-failure TEST --expect-message TEXT]
+//
+// --nodes: the node snapshots the checks run on (default: those installed
+// beside the program, <prefix>/share/dranet/conformance/nodes).
 //
 // The checks every dranet plugin must pass, whoever wrote it:
 //   1. it loads strictly and negotiates ABI 1 (name matches the file);
 //   2. it exports nothing but the entry symbol;
 //   3. it survives repeated init/fini cycles, on an empty node and on every
-//      node snapshot in tests/nodes (loaded or not-applicable, never failed);
+//      node snapshot of --nodes (loaded or not-applicable, never failed);
 //   4. it honours the roots: on an empty node and on every node snapshot
 //      (with the snapshot's own devices), its output is identical when the
 //      machine's own /sys is replaced by a canary: an empty tmpfs for the
