@@ -28,7 +28,9 @@ import yaml
 PACKAGING = os.path.dirname(os.path.abspath(__file__))
 CHART = os.path.join(PACKAGING, "helm", "dranet")
 DEPLOY = os.path.join(PACKAGING, "deploy")
-CLOUDS = ("azure", "gcp", "generic")
+# One overlay per cloud plugin (packaging/images/images.txt: dranet-plugins-<cloud>), then
+# generic (bare metal and other clouds: the chart's defaults).
+CLOUDS = ("alibaba", "aws", "azure", "gcp", "oci", "generic")
 CONTAINER = "dranetd"
 PLUGIN_TARGET = "/dranet-plugins"  # where init containers see the plugin volume
 

@@ -21,11 +21,15 @@ examples=${2:-packaging/examples/nd-gb300-v6}
 if [[ -z "${SKIP_SETUP:-}" ]]; then bash scripts/setup.sh; fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target dranetctl dranetd dranet-demo \
-  dranet-plugin-azure dranet-plugin-gcp dranet-plugin-nvidia dranet-plugin-amd
+  dranet-plugin-azure dranet-plugin-gcp dranet-plugin-aws dranet-plugin-oci dranet-plugin-alibaba \
+  dranet-plugin-nvidia dranet-plugin-amd
 # The snapshot's cloud (its recorded metadata) picks the overlay, as in dranet-demo.
 cloud=generic
 [[ -d $snapshot/metadata/azure ]] && cloud=azure
 [[ -d $snapshot/metadata/gce ]] && cloud=gcp
+[[ -d $snapshot/metadata/aws ]] && cloud=aws
+[[ -d $snapshot/metadata/oci ]] && cloud=oci
+[[ -d $snapshot/metadata/alibaba ]] && cloud=alibaba
 overlay=packaging/deploy/overlays/$cloud/daemonset-patch.yaml
 ctl_flags=()
 if [[ -f $overlay ]]; then

@@ -167,7 +167,7 @@ void CheckPlugins(const DoctorCommand& cmd, Report& r) {
   plugins::ApplyPluginFlags(cmd.plugins, options);
   options.host_root = cmd.host_root;
   // Probing plugins must not reach a metadata service from here.
-  options.http_get = [](const std::string&, const std::vector<std::string>&, uint32_t) {
+  options.http = [](const plugins::HttpRequest&) {
     return plugins::HttpResult{503, "not queried by doctor"};
   };
   std::ostringstream discard;

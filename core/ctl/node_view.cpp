@@ -55,7 +55,7 @@ NodeView BuildNodeView(const NodeViewFlags& flags) {
   plugins::ApplyPluginFlags(flags.plugins, plugin_options);
   plugin_options.host_root = flags.host_root;
   plugin_options.node_name = view.node_name;
-  if (snapshot) plugin_options.http_get = plugins::RecordedMetadataGetter(flags.host_root);
+  if (snapshot) plugin_options.http = plugins::RecordedMetadataGetter(flags.host_root);
   view.plugins = std::make_unique<plugins::PluginHost>(plugin_options, logger);
   view.devices = cel::ApplyPublishFilter(filter, plugins::WithPlugins(*view.plugins, discoverer.Discover(), logger), logger);
   view.plugin_reports = view.plugins->reports();

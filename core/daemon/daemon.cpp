@@ -184,7 +184,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   }
   plugin_options.host_root = options.host_root;
   plugin_options.node_name = options.node_name;
-  if (snapshot) plugin_options.http_get = plugins::RecordedMetadataGetter(options.host_root);
+  if (snapshot) plugin_options.http = plugins::RecordedMetadataGetter(options.host_root);
   plugins::PluginHost plugin_host(plugin_options, logger);
   for (const auto& r : plugin_host.reports())
     plugin_results.Set(1, {r.name.empty() ? r.file : r.name, plugins::OutcomeName(r.outcome)});

@@ -122,6 +122,10 @@ int main(int argc, char** argv) {
   options.persistent_slice_attributes = gates[std::string(dranet::daemon::kGatePersistentResourceSliceAttributes)];
   options.list_type_attributes = gates[std::string(dranet::daemon::kGateDraListTypeAttributes)];
   options.plugins.deny.insert(options.plugins.deny.end(), cloud.deny.begin(), cloud.deny.end());
+  // The hinted cloud plugin runs without detecting; first, so that an
+  // explicit --plugin-config <plugin>.detect=... still wins.
+  if (!cloud.plugin.empty())
+    options.plugins.config.insert(options.plugins.config.begin(), cloud.plugin + ".detect=skip");
   if (app.count("--db-path") > 0) {
     options.state_dir = dranet::daemon::StateDirForDbPath(db_path);
     if (options.state_dir.empty()) {

@@ -52,6 +52,15 @@ struct CharDevice {
   friend bool operator==(const CharDevice&, const CharDevice&) = default;
 };
 
+// Whether a pod given the RDMA device gets this char device: uverbs*,
+// umad* and rdma_cm, never issm* (it lets a process claim the port's
+// subnet-manager role). Prepare and `dranetctl simulate` both ask this.
+inline bool PodReceives(const CharDevice& dev) {
+  const auto slash = dev.path.rfind('/');
+  const std::string base = slash == std::string::npos ? dev.path : dev.path.substr(slash + 1);
+  return base.rfind("uverbs", 0) == 0 || base.rfind("umad", 0) == 0 || base == "rdma_cm";
+}
+
 struct Device {
   std::string name;          // DNS label: pci-0000-8a-00-0, gpu0rdma0, net-<base32>
   Attributes attributes;     // published as spec.devices[].attributes

@@ -57,12 +57,6 @@ std::optional<MergedNetworkConfig> ConfigFor(const kube::ResourceClaim& claim,
   }
 }
 
-// Char devices a pod needs for an RDMA device: uverbs*, umad*, rdma_cm.
-bool PodNeedsCharDevice(const inventory::CharDevice& dev) {
-  const std::string base = std::filesystem::path(dev.path).filename().string();
-  return base.rfind("uverbs", 0) == 0 || base.rfind("umad", 0) == 0 || base == "rdma_cm";
-}
-
 void AddDeviceNode(std::vector<inject::DeviceNode>& nodes, inject::DeviceNode node,
                    const std::string& claim_name) {
   for (const auto& existing : nodes) {
@@ -468,7 +462,7 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
     }
     if (!device.rdma_device.empty()) {
       for (const auto& dev : device.char_devices) {
-        if (!PodNeedsCharDevice(dev)) continue;
+        if (!inventory::PodReceives(dev)) continue;
         AddDeviceNode(plan.device_nodes,
                       {"/dev/" + dev.path, (options.dev_root / dev.path).string(), dev.major, dev.minor, "rw"},
                       who);

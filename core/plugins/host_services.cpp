@@ -29,14 +29,24 @@ std::string JoinRoot(const std::string& root, const char* sub) {
 
 }  // namespace
 
-HttpResult CurlHttpGet(const std::string& url, const std::vector<std::string>& headers,
-                       uint32_t timeout_ms) {
+HttpResult CurlHttp(const HttpRequest& request) {
+  const std::string& url = request.url;
+  const uint32_t timeout_ms = request.timeout_ms;
+  const std::string what = request.method + " " + url;
+  if (request.method != "GET" && request.method != "PUT")
+    throw std::invalid_argument(what + ": only GET and PUT are sent");
   CurlHandle handle = NewCurlHandle();
   CURL* curl = handle.get();
   HttpResult result;
   CurlHeaderList header_list;
-  for (const auto& h : headers) AppendCurlHeader(header_list, h);
+  for (const auto& h : request.headers) AppendCurlHeader(header_list, h);
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  if (request.method == "PUT") {
+    // An empty request body; CURLOPT_UPLOAD would read one from stdin.
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "PUT");
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, 0L);
+  }
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, header_list.get());
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout_ms));
@@ -47,8 +57,8 @@ HttpResult CurlHttpGet(const std::string& url, const std::vector<std::string>& h
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &result.body);
   CURLcode rc = curl_easy_perform(curl);
   if (rc == CURLE_OPERATION_TIMEDOUT)
-    throw HttpTimeout("GET " + url + ": timed out after " + std::to_string(timeout_ms) + " ms");
-  if (rc != CURLE_OK) throw std::runtime_error("GET " + url + ": " + curl_easy_strerror(rc));
+    throw HttpTimeout(what + ": timed out after " + std::to_string(timeout_ms) + " ms");
+  if (rc != CURLE_OK) throw std::runtime_error(what + ": " + curl_easy_strerror(rc));
   long status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   result.status = static_cast<int32_t>(status);
@@ -57,7 +67,7 @@ HttpResult CurlHttpGet(const std::string& url, const std::vector<std::string>& h
 
 HostServices::HostServices(std::string plugin_name, Logger& logger, const std::string& host_root,
                            std::string node_name, std::map<std::string, std::string> config,
-                           HttpGetFunction http_get)
+                           HttpFunction http)
     : plugin_name_(std::move(plugin_name)),
       logger_(logger),
       host_root_(host_root.empty() ? "/" : host_root),
@@ -66,7 +76,7 @@ HostServices::HostServices(std::string plugin_name, Logger& logger, const std::s
       procfs_root_(JoinRoot(host_root, "proc")),
       node_name_(std::move(node_name)),
       config_(std::move(config)),
-      http_get_(http_get ? std::move(http_get) : HttpGetFunction(&CurlHttpGet)) {
+      http_(http ? std::move(http) : HttpFunction(&CurlHttp)) {
   host_.struct_size = sizeof(dranet_host_t);
   host_.abi_version = DRANET_ABI_CURRENT;
   host_.host_ctx = this;
@@ -131,12 +141,18 @@ dranet_status_t HostServices::HttpGet(void* ctx, const dranet_http_request_t* re
       for (uint32_t i = 0; i < request->n_headers && i < 64; ++i)
         if (request->headers[i] != nullptr) headers.emplace_back(request->headers[i]);
     }
+    std::string method = "GET";
+    if (DRANET_HAS_FIELD(request, dranet_http_request_t, method) && request->method != nullptr)
+      method = request->method;
+    if (method != "GET" && method != "PUT")
+      return dranet_error_set(err, DRANET_ERR_INVALID_ARG, 0, "http_get: method \"%.16s\" is not GET or PUT",
+                              method.c_str());
     uint32_t timeout = request->timeout_ms == 0 ? kDefaultHttpTimeoutMs : request->timeout_ms;
     if (timeout > kMaxHttpTimeoutMs) timeout = kMaxHttpTimeoutMs;
-    HttpResult r = self->http_get_(request->url, headers, timeout);
+    HttpResult r = self->http_(HttpRequest{method, request->url, std::move(headers), timeout});
     if (r.body.size() > body_capacity)
       return dranet_error_set(err, DRANET_ERR_OVERFLOW, r.status,
-                              "GET %s: body of %zu bytes exceeds the buffer of %llu", request->url,
+                              "%s %s: body of %zu bytes exceeds the buffer of %llu", method.c_str(), request->url,
                               r.body.size(), static_cast<unsigned long long>(body_capacity));
     if (!r.body.empty()) std::memcpy(body_buf, r.body.data(), r.body.size());
     *status_out = r.status;

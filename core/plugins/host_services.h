@@ -19,24 +19,31 @@ struct HttpResult {
   int32_t status = 0;
   std::string body;
 };
-// Performs an HTTP GET; throws std::runtime_error on transport failure and
-// TimeoutError when the deadline passes.
-using HttpGetFunction = std::function<HttpResult(const std::string& url,
-                                                 const std::vector<std::string>& headers,
-                                                 uint32_t timeout_ms)>;
+struct HttpRequest {
+  std::string method;  // "GET" or "PUT" (empty body)
+  std::string url;
+  std::vector<std::string> headers;  // "Name: value"
+  uint32_t timeout_ms = 0;
+};
+// Performs an HTTP request; throws std::runtime_error on transport failure
+// and HttpTimeout when the deadline passes.
+using HttpFunction = std::function<HttpResult(const HttpRequest& request)>;
 struct HttpTimeout : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The default HttpGetFunction: libcurl, no proxy, plain HTTP(S).
-HttpResult CurlHttpGet(const std::string& url, const std::vector<std::string>& headers,
-                       uint32_t timeout_ms);
+// The default HttpFunction: libcurl, no proxy, plain HTTP(S).
+HttpResult CurlHttp(const HttpRequest& request);
+inline HttpResult CurlHttpGet(const std::string& url, const std::vector<std::string>& headers,
+                              uint32_t timeout_ms) {
+  return CurlHttp(HttpRequest{"GET", url, headers, timeout_ms});
+}
 
 class HostServices {
  public:
   HostServices(std::string plugin_name, Logger& logger, const std::string& host_root,
                std::string node_name, std::map<std::string, std::string> config,
-               HttpGetFunction http_get);
+               HttpFunction http);
   HostServices(const HostServices&) = delete;
   HostServices& operator=(const HostServices&) = delete;
 
@@ -57,7 +64,7 @@ class HostServices {
   Logger& logger_;
   std::string host_root_, sysfs_root_, devfs_root_, procfs_root_, node_name_;
   std::map<std::string, std::string> config_;
-  HttpGetFunction http_get_;
+  HttpFunction http_;
   dranet_host_t host_{};
 };
 

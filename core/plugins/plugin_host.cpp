@@ -410,7 +410,7 @@ void PluginHost::LoadFile(const fs::path& file) {
   }
   loaded->services = std::make_unique<HostServices>(d.name, logger_, options_.host_root.string(),
                                                     options_.node_name, std::move(config),
-                                                    options_.http_get);
+                                                    options_.http);
 
   struct InitCall {
     dranet_status_t status = DRANET_ERR_INTERNAL;

@@ -56,8 +56,8 @@ struct PluginHostOptions {
   // Load and validate each plugin and report its descriptor, but never
   // call init or anything else (dranetctl snapshot reads snapshot_paths).
   bool load_only = false;
-  // HTTP client behind dranet_host_t.http_get (defaults to libcurl).
-  HttpGetFunction http_get;
+  // HTTP client behind dranet_host_t.http_get (defaults to libcurl; GET and PUT).
+  HttpFunction http;
 };
 
 enum class PluginOutcome { kLoaded, kNotApplicable, kSkipped, kRejected, kFailed };

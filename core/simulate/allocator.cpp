@@ -366,7 +366,9 @@ PodView PodViewOf(const std::vector<AllocatedDevice>& allocation) {
   for (const auto& a : allocation) {
     const inventory::Device* d = a.slice_device ? a.slice_device->ours : nullptr;
     if (!d) continue;
-    pod.char_devices.insert(pod.char_devices.end(), d->char_devices.begin(), d->char_devices.end());
+    if (!d->rdma_device.empty())
+      for (const auto& dev : d->char_devices)
+        if (inventory::PodReceives(dev)) pod.char_devices.push_back(dev);
     if (!d->if_name.empty()) pod.netdevs.push_back(d->if_name);
     if (!d->rdma_device.empty()) pod.rdma_devices.push_back(d->rdma_device);
   }

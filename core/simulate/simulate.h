@@ -158,7 +158,7 @@ struct ChoiceReport {
 
 // What a pod using the claim receives from our (dra.net) devices.
 struct PodView {
-  std::vector<inventory::CharDevice> char_devices;  // uverbsN, umadN, issmN, rdma_cm; sorted, unique
+  std::vector<inventory::CharDevice> char_devices;  // what prepare gives: uverbsN, umadN, rdma_cm; sorted, unique
   std::vector<std::string> netdevs;   // host netdev names moved into the pod (devices with ifName)
   std::vector<std::string> rdma_devices;             // "mlx5_0"
   std::map<std::string, std::string> env;  // NCCL_IB_HCA="=mlx5_0,mlx5_1" when RDMA devices are allocated

@@ -44,7 +44,7 @@ while read -r image contents; do
     install -d -m 0755 "$rootfs/plugins"
     for plugin in $contents; do
       so="$plugin_dir/dranet-plugin-$plugin.so"
-      [[ -f "$so" ]] || { echo "$image: $so missing from the install tree" >&2; exit 1; }
+      [[ -f "$so" ]] || { echo "$image: $so missing from the install tree (build target dranet-plugin-$plugin)" >&2; exit 1; }
       install -m 0644 "$so" "$rootfs/plugins/"
     done
   fi

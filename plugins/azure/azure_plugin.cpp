@@ -4,7 +4,7 @@
 // pod (policy_routing.h).
 //
 // Probe (init, no network): DMI sys_vendor "Microsoft Corporation" and the
-// Azure chassis asset tag. IMDS is read on the first annotate, with one GET
+// Azure chassis asset tag (see cloud_detection.h). IMDS is read on the first annotate, with one GET
 // of /metadata/instance (compute and network together), a short deadline,
 // header "Metadata: true", and kept for the process lifetime; a failure is
 // logged and retried after a backoff while devices are published without
@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "metadata_client.h"
+#include "cloud_detection.h"
 #include "policy_routing.h"
 
 namespace {
@@ -44,6 +44,7 @@ const dranet_config_key_t kAzureKeys[] = {
      "IMDS api-version (2025-11-11 reports interconnectGroupId/interconnectSubgroupId)"},
     {sizeof(dranet_config_key_t), "retry-backoff-ms", "5000",
      "first wait before retrying a failed IMDS read; doubles up to 5 minutes"},
+    DRANET_CLOUD_DETECTION_KEYS,
     {0, nullptr, nullptr, nullptr}};
 
 // The IMDS facts we publish.
@@ -116,18 +117,12 @@ class AzurePlugin {
 
   explicit AzurePlugin(const Host& host)
       : host_(host),
-        endpoint_(common::ConfigEndpoint(host, "imds-endpoint", "http://169.254.169.254")),
-        timeout_ms_(common::ConfigMs(host, "imds-timeout-ms", 1000)),
         api_version_(host.Config("imds-api-version", "2025-11-11")),
-        instance_(std::chrono::milliseconds(common::ConfigMs(host, "retry-backoff-ms", 5000)),
-                  std::chrono::minutes(5)) {
-    std::string vendor = common::ReadDmi(host, "sys_vendor");
-    std::string asset_tag = common::ReadDmi(host, "chassis_asset_tag");
-    if (vendor != "Microsoft Corporation" || asset_tag != kAzureAssetTag)
-      throw dranet::sdk::NotApplicable("not an Azure VM (DMI sys_vendor \"" + vendor + "\", chassis_asset_tag \"" +
-                                       asset_tag + "\")");
-    if (timeout_ms_ == 0) timeout_ms_ = 1000;
-  }
+        imds_(host, {"an Azure VM", "Azure IMDS", "imds-endpoint", "http://169.254.169.254", "imds-timeout-ms"},
+              common::ReadDmi(host, "sys_vendor") == "Microsoft Corporation" &&
+                  common::ReadDmi(host, "chassis_asset_tag") == kAzureAssetTag,
+              "sys_vendor \"" + common::ReadDmi(host, "sys_vendor") + "\", chassis_asset_tag \"" +
+                  common::ReadDmi(host, "chassis_asset_tag") + "\"") {}
 
   void Annotate(const DeviceView& device, AttrSink& sink) {
     const AzureInstance* inst = Instance("devices are published without azure.dra.net attributes");
@@ -219,29 +214,24 @@ class AzurePlugin {
   // The cached IMDS answer, or nullptr. `consequence` completes the warning
   // logged when this call's read fails; *reported says whether it was.
   const AzureInstance* Instance(const std::string& consequence, bool* reported = nullptr) {
-    return instance_.Get(
+    return imds_.Get(
         [&] {
-          std::string url = endpoint_ + "/metadata/instance?api-version=" + api_version_ + "&format=json";
-          return ParseInstance(common::FetchJson(host_, url, {"Metadata: true"}, timeout_ms_, kMaxImdsBody), url);
+          std::string url = imds_.endpoint() + "/metadata/instance?api-version=" + api_version_ + "&format=json";
+          return ParseInstance(common::FetchJson(host_, url, {"Metadata: true"}, imds_.deadline(), kMaxImdsBody), url);
         },
-        [&](const std::string& why, std::chrono::milliseconds retry_in) {
-          host_.Warn("Azure IMDS unavailable, " + consequence + ": " + why + " (retry in " +
-                     std::to_string(retry_in.count()) + " ms)");
-          if (reported != nullptr) *reported = true;
-        },
+        consequence,
         [&](const AzureInstance& inst) {
           host_.Info("Azure IMDS: vmSize=" + inst.vm_size + " placementGroupId=" + inst.placement_group_id +
                      " interconnectGroupId=" + inst.interconnect_group_id +
                      " interconnectSubgroupId=" + inst.interconnect_subgroup_id + " nics=" +
                      std::to_string(inst.nics.size()));
-        });
+        },
+        reported);
   }
 
   Host host_;
-  std::string endpoint_;
-  uint32_t timeout_ms_;
   std::string api_version_;
-  common::LazyMetadata<AzureInstance> instance_;
+  common::CloudMetadata<AzureInstance> imds_;
 };
 
 }  // namespace

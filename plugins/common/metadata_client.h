@@ -1,9 +1,9 @@
 // plugins/common/metadata_client.h — cloud metadata for the cloud plugins
-// (azure, gcp): fetched through the host's http_get on first use, never
-// at init (so it cannot delay daemon start), kept for the process
-// lifetime, and retried after a failure only once a backoff has passed (so
-// an unreachable service costs one deadline per backoff period, not one per
-// device).
+// (aws, azure, gcp, oci, alibaba): fetched through the host's http_get on
+// first use, never at init (so it cannot delay daemon start), kept for the
+// process lifetime, and retried after a failure only once a backoff has
+// passed (so an unreachable service costs one deadline per backoff period,
+// not one per device).
 //
 // Header-only, C++17; depends on the SDK's C++ helper and RapidJSON.
 #ifndef DRANET_PLUGINS_COMMON_METADATA_CLIENT_H
@@ -121,8 +121,7 @@ inline std::string DeviceMac(const sdk::DeviceView& device) {
 
 // A value fetched once and kept; failures are retried after a backoff that
 // starts at `initial` and doubles up to `maximum`. Not thread-safe: the
-// host serialises calls into a plugin that does not declare
-// DRANET_FLAG_THREAD_SAFE.
+// host serialises every call into a plugin.
 template <typename T>
 class LazyMetadata {
  public:

@@ -157,10 +157,12 @@ struct GpuMatch {
 };
 
 // Pairs NICs with their nearest GPU. When several GPUs are equally close
-// (e.g. two GPUs and two NICs on one NUMA node with separate roots), NICs
-// of the same model that see the same set of closest GPUs are spread over
-// them in PCI address order: the j-th such NIC gets the j-th GPU (modulo),
-// which is how the hardware is cabled on the GPU VM types we know.
+// (e.g. two GPUs and two NICs on one NUMA node with separate roots), NIC
+// cards of the same model that see the same set of closest GPUs are spread
+// over them in PCI address order: the j-th such card gets the j-th GPU
+// (modulo), which is how the hardware is cabled on the GPU node types we
+// know. A card is one PCI device (domain:bus:device): the two ports of a
+// dual-port NIC (OCI GB200's ConnectX-8, functions .0 and .1) go to one GPU.
 class GpuAffinity {
  public:
   // `gpus` in the vendor tool's index order; `nics` every network function.
@@ -178,8 +180,13 @@ class GpuAffinity {
       Closest theirs = ClosestOf(other);
       if (theirs.link == mine.link && theirs.gpus == mine.gpus) peers.push_back(other.bdf);
     }
+    // One rank per card: the BDF without its function.
+    auto card = [](const std::string& bdf) { return bdf.substr(0, bdf.rfind('.')); };
+    for (auto& p : peers) p = card(p);
     std::sort(peers.begin(), peers.end());
-    std::size_t rank = static_cast<std::size_t>(std::find(peers.begin(), peers.end(), nic.bdf) - peers.begin());
+    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+    std::size_t rank =
+        static_cast<std::size_t>(std::find(peers.begin(), peers.end(), card(nic.bdf)) - peers.begin());
     std::size_t pick = mine.gpus[rank % mine.gpus.size()];
     return GpuMatch{gpus_[pick].bdf, static_cast<int64_t>(pick), mine.link};
   }

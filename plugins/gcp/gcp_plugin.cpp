@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "metadata_client.h"
+#include "cloud_detection.h"
 
 namespace {
 
@@ -36,6 +36,7 @@ const dranet_config_key_t kGcpKeys[] = {
     {sizeof(dranet_config_key_t), "metadata-timeout-ms", "1000", "deadline of one metadata request, in ms"},
     {sizeof(dranet_config_key_t), "retry-backoff-ms", "5000",
      "first wait before retrying a failed metadata read; doubles up to 5 minutes"},
+    DRANET_CLOUD_DETECTION_KEYS,
     {0, nullptr, nullptr, nullptr}};
 
 struct GceInterface {
@@ -136,21 +137,18 @@ class GcpPlugin {
 
   explicit GcpPlugin(const Host& host)
       : host_(host),
-        endpoint_(common::ConfigEndpoint(host, "metadata-endpoint", "http://169.254.169.254")),
-        timeout_ms_(common::ConfigMs(host, "metadata-timeout-ms", 1000)),
-        instance_(std::chrono::milliseconds(common::ConfigMs(host, "retry-backoff-ms", 5000)),
-                  std::chrono::minutes(5)) {
-    std::string product = common::ReadDmi(host, "product_name");
-    std::string vendor = common::ReadDmi(host, "sys_vendor");
-    if (product.rfind("Google", 0) != 0 && vendor != "Google")
-      throw dranet::sdk::NotApplicable("not a GCE VM (DMI product_name \"" + product + "\", sys_vendor \"" + vendor +
-                                       "\")");
-    if (timeout_ms_ == 0) timeout_ms_ = 1000;
-  }
+        metadata_(host,
+                  {"a GCE VM", "GCE metadata", "metadata-endpoint", "http://169.254.169.254", "metadata-timeout-ms"},
+                  common::ReadDmi(host, "product_name").rfind("Google", 0) == 0 ||
+                      common::ReadDmi(host, "sys_vendor") == "Google",
+                  "product_name \"" + common::ReadDmi(host, "product_name") + "\", sys_vendor \"" +
+                      common::ReadDmi(host, "sys_vendor") + "\"") {}
 
   void Annotate(const DeviceView& device, AttrSink& sink) {
-    if (auto index = GpuIndexFromIfName(device.if_name())) sink.Int("gce.dra.net/gpuIndex", *index);
+    // First: on a node without DMI this read is the probe that decides.
     const GceInstance* inst = Instance();
+    if (metadata_.off()) return;
+    if (auto index = GpuIndexFromIfName(device.if_name())) sink.Int("gce.dra.net/gpuIndex", *index);
     if (inst == nullptr) return;
     sink.String("gce.dra.net/machineType", inst->machine_type);
     AddTopology(*inst, sink);
@@ -191,17 +189,17 @@ class GcpPlugin {
 
   GceInstance Fetch() {
     const std::vector<std::string> headers{"Metadata-Flavor: Google"};
-    const std::string base = endpoint_ + "/computeMetadata/v1/instance/";
+    const std::string base = metadata_.endpoint() + "/computeMetadata/v1/instance/";
     GceInstance inst;
-    std::string type = common::FetchText(host_, base + "machine-type", headers, timeout_ms_, kMaxMetadataBody);
+    std::string type = common::FetchText(host_, base + "machine-type", headers, metadata_.deadline(), kMaxMetadataBody);
     while (!type.empty() && std::isspace(static_cast<unsigned char>(type.back()))) type.pop_back();
     inst.machine_type = type.substr(type.rfind('/') + 1);
     if (inst.machine_type.empty()) throw common::MetadataError("GET " + base + "machine-type: empty machine type");
     std::string url = base + "network-interfaces/?recursive=true&alt=json";
-    inst.interfaces = ParseInterfaces(common::FetchJson(host_, url, headers, timeout_ms_, kMaxMetadataBody), url);
+    inst.interfaces = ParseInterfaces(common::FetchJson(host_, url, headers, metadata_.deadline(), kMaxMetadataBody), url);
     try {
       inst.physical_host =
-          common::FetchText(host_, base + "attributes/physical_host", headers, timeout_ms_, kMaxMetadataBody);
+          common::FetchText(host_, base + "attributes/physical_host", headers, metadata_.deadline(), kMaxMetadataBody);
       while (!inst.physical_host.empty() && std::isspace(static_cast<unsigned char>(inst.physical_host.back())))
         inst.physical_host.pop_back();
     } catch (const common::MetadataError& e) {
@@ -212,12 +210,8 @@ class GcpPlugin {
   }
 
   const GceInstance* Instance() {
-    return instance_.Get(
-        [&] { return Fetch(); },
-        [&](const std::string& why, std::chrono::milliseconds retry_in) {
-          host_.Warn("GCE metadata unavailable, devices are published without gce.dra.net metadata attributes: " +
-                     why + " (retry in " + std::to_string(retry_in.count()) + " ms)");
-        },
+    return metadata_.Get(
+        [&] { return Fetch(); }, "devices are published without gce.dra.net metadata attributes",
         [&](const GceInstance& inst) {
           host_.Info("GCE metadata: machineType=" + inst.machine_type + " physicalHost=" + inst.physical_host +
                      " interfaces=" + std::to_string(inst.interfaces.size()));
@@ -228,9 +222,7 @@ class GcpPlugin {
   }
 
   Host host_;
-  std::string endpoint_;
-  uint32_t timeout_ms_;
-  common::LazyMetadata<GceInstance> instance_;
+  common::CloudMetadata<GceInstance> metadata_;
 };
 
 }  // namespace

@@ -77,7 +77,7 @@ PluginHostOptions OptionsFor(const fs::path& plugin_dir, const fs::path& host_ro
   o.host_root = host_root;
   o.node_name = "conformance-node";
   o.require_root_owned = false;
-  o.http_get = [](const std::string&, const std::vector<std::string>&, uint32_t) -> HttpResult {
+  o.http = [](const dranet::plugins::HttpRequest&) -> HttpResult {
     return HttpResult{404, "not found"};
   };
   return o;

@@ -4,8 +4,8 @@
 # ResourceSlice files dranetctl simulate/templates read.
 set -euo pipefail
 build=$1
-"$build/bin/dranetd" --version | grep -Eq '^dranetd [0-9]+\.[0-9]+\.[0-9]+ \(driver dra.net, plugin ABI 1\.3\)$'
-"$build/bin/dranetctl" version | grep -Eq '^dranetctl [0-9]+\.[0-9]+\.[0-9]+ \(driver dra.net, plugin ABI 1\.3\)$'
+"$build/bin/dranetd" --version | grep -Eq '^dranetd [0-9]+\.[0-9]+\.[0-9]+ \(driver dra.net, plugin ABI 1\.4\)$'
+"$build/bin/dranetctl" version | grep -Eq '^dranetctl [0-9]+\.[0-9]+\.[0-9]+ \(driver dra.net, plugin ABI 1\.4\)$'
 # Default plugin directory: <exe>/../lib/dranet/plugins in the build tree.
 help=$("$build/bin/dranetctl" plugins --help)
 grep -q "default: $build/lib/dranet/plugins" <<<"$help"

@@ -28,6 +28,15 @@ log=$("$dranetd" "${dranet_flags[@]}" --once --publish=false --kubelet-plugin=fa
   { echo "$log"; exit 1; }
 grep -q '"cloud provider hint" hint="NONE" plugin="none"' <<<"$log" || { echo "$log"; exit 1; }
 grep -q "checkpointed in its directory\" dir=\"$state\"" <<<"$log" || { echo "$log"; exit 1; }
+# A hinted cloud plugin runs without detecting (its DMI would say no);
+# without the hint it detects and stays out, without a request.
+log=$("$dranetd" --cloud-provider-hint=aws --v=2 "${offline[@]}" 2>&1) || { echo "$log"; exit 1; }
+grep -q 'cloud detection skipped (detect=skip, --cloud-provider-hint): running as AWS" plugin="aws"' <<<"$log" ||
+  { echo "$log"; exit 1; }
+grep -q '"plugin loaded" .* name="aws"' <<<"$log" || { echo "$log"; exit 1; }
+log=$("$dranetd" --v=4 "${offline[@]}" 2>&1) || { echo "$log"; exit 1; }
+grep -q '"plugin not-applicable" .* name="aws" .*reason="not AWS (DMI' <<<"$log" || { echo "$log"; exit 1; }
+! grep -q 'AWS IMDS' <<<"$log" || { echo "$log"; exit 1; }
 # DRAListTypeAttributes is implemented: accepted, with a line saying the control plane needs it too.
 log=$("$dranetd" --feature-gates=DRAListTypeAttributes=true "${offline[@]}" 2>&1) || { echo "$log"; exit 1; }
 grep -q 'control plane needs the gate DRAListTypeAttributes too' <<<"$log" || { echo "$log"; exit 1; }

@@ -51,9 +51,9 @@ chmod 755 "$work" "$work/plugins"
 out=$("$build/bin/dranetctl" plugins --plugin-dir "$work/plugins" --allow-non-root-plugin-dir \
       --host-root "$src/tests/nodes/nd-gb300-v6")
 echo "$out"
-grep -Eq '^hello-c +1\.0\.0 +1\.3 +loaded +attributes ' <<<"$out"
-grep -Eq '^linkspeed-cxx +1\.0\.0 +1\.3 +loaded +attributes injection ' <<<"$out"
-grep -Eq '^profile-files +1\.0\.0 +1\.3 +loaded +profiles ' <<<"$out"
+grep -Eq '^hello-c +1\.0\.0 +1\.4 +loaded +attributes ' <<<"$out"
+grep -Eq '^linkspeed-cxx +1\.0\.0 +1\.4 +loaded +attributes injection ' <<<"$out"
+grep -Eq '^profile-files +1\.0\.0 +1\.4 +loaded +profiles ' <<<"$out"
 grep -Eq '^    annotate published hello-c\.dra\.net/greeting on [1-9][0-9]* device\(s\)$' <<<"$out"
 # linkspeed-cxx reads the IB ports' rate on GB300's IB-only VFs (800 Gb/s).
 grep -Eq '^    annotate published linkspeed-cxx\.dra\.net/speedMbps on 4 device\(s\)$' <<<"$out"

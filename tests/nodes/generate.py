@@ -6,6 +6,7 @@ Run from anywhere: python3 tests/nodes/generate.py. Output is deterministic
 snapshot, so the tree can be committed as is. Each snapshot's README says
 which values come from published material and which are representative.
 """
+import ipaddress
 import json
 import os
 import shutil
@@ -19,8 +20,13 @@ RDMA_CM_DEV = "10:58"   # misc major 10, dynamic minor (representative)
 
 
 class Snapshot:
-    def __init__(self, name):
+    def __init__(self, name, kernel_links=False):
+        """kernel_links: write a link to an ancestor directory (a netdev's or an
+        RDMA device's `device`) as the kernel does, ending in the target's name
+        (`../../../0000:00:0b.0`, whose base name is the PCI address) rather
+        than the shorter `../..`."""
         self.root = os.path.join(HERE, name)
+        self.kernel_links = kernel_links
         if os.path.exists(self.root):
             shutil.rmtree(self.root)
         os.makedirs(self.root)
@@ -47,6 +53,9 @@ class Snapshot:
         path = os.path.join(self.root, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         target = os.path.relpath(os.path.join(self.root, target_rel), os.path.dirname(path))
+        if self.kernel_links and all(part == ".." for part in target.split("/")):
+            # kernfs climbs to the first proper ancestor of the target, then names it.
+            target = os.path.join(target, "..", os.path.basename(target_rel))
         os.symlink(target, path)
 
     def json(self, rel, value):
@@ -92,10 +101,12 @@ class Snapshot:
         self.links.append({"name": name, "kind": kind, "addresses": list(addresses)})
         return self.ifindex
 
-    def rdma_device(self, parent, name, link_layer, netdev=None, umad=True, issm=True, rate=None):
-        """rate: the port's rate as the kernel prints it (ports/1/rate), e.g. "400 Gb/sec (4X NDR)"."""
+    def rdma_device(self, parent, name, link_layer, netdev=None, umad=True, issm=True, rate=None,
+                    node_type="1: CA"):
+        """rate: the port's rate as the kernel prints it (ports/1/rate), e.g. "400 Gb/sec (4X NDR)".
+        node_type: as the kernel prints it (node_type), e.g. "7: unspecified" for EFA."""
         base = f"{parent}/infiniband/{name}"
-        self.file(f"{base}/node_type", "1: CA\n")
+        self.file(f"{base}/node_type", f"{node_type}\n")
         self.file(f"{base}/ports/1/link_layer", f"{link_layer}\n")
         self.file(f"{base}/ports/1/state", "4: ACTIVE\n")
         if rate is not None:
@@ -500,8 +511,544 @@ route and must be excluded. Used by the discovery benchmark and slice-splitting 
 """)
 
 
+def link_local(m):
+    """The IPv6 link-local address the kernel derives from an Ethernet MAC (EUI-64)."""
+    octets = [int(x, 16) for x in m.split(":")]
+    eui = [octets[0] ^ 0x02] + octets[1:3] + [0xff, 0xfe] + octets[3:]
+    return str(ipaddress.IPv6Address(bytes([0xfe, 0x80] + [0] * 6 + eui))) + "/64"
+
+
+def slaac(prefix, m):
+    """The address SLAAC forms from a /64 prefix and an Ethernet MAC (EUI-64)."""
+    host = int(ipaddress.IPv6Interface(link_local(m)).ip) & ((1 << 64) - 1)
+    return str(ipaddress.IPv6Address(int(ipaddress.IPv6Network(prefix).network_address) | host)) + "/64"
+
+
+def kernel_rules(s, extra_inet=()):
+    """The kernel's default rules with `extra_inet` (IPv4 rules) between 0 and 32766."""
+    s.rules.append({"family": "inet", "priority": 0, "table": "local", "action": "lookup"})
+    s.rules.extend(extra_inet)
+    for family, priority, table in (("inet", 32766, "main"), ("inet", 32767, "default"),
+                                    ("inet6", 0, "local"), ("inet6", 32766, "main")):
+        s.rules.append({"family": family, "priority": priority, "table": table, "action": "lookup"})
+
+
+# AWS p4d.24xlarge: the four PCIe roots, each with one EFA-enabled network
+# card (an ENA netdev at <bus>:01.0 and its EFA at <bus>:1b.0) and two A100s
+# (<bus>:1c.0, <bus>:1d.0), NUMA node of the root, and each card's ENA:
+# (ifName, MAC, IPv4). ens33 (card 0) is the primary ENI with the default route.
+AWS_P4D_CARDS = [
+    (0x10, 0, "ens33", mac(0x0e, 0x7b, 0x15, 0x4c, 0xd2, 0x39), "192.168.153.160"),
+    (0x20, 0, "ens65", "0e:96:fe:e8:a3:f5", "192.168.155.224"),
+    (0x90, 1, "ens129", "0e:3e:8a:cc:9f:b3", "192.168.144.206"),
+    (0xa0, 1, "ens161", "0e:0b:90:44:2f:6f", "192.168.146.128"),
+]
+
+
+def aws_p4d():
+    s = Snapshot("aws-p4d", kernel_links=True)
+    node = "ip-192-168-153-160.ec2.internal"
+    s.loopback()
+    gateway = "192.168.128.1"
+    main_routes, table_routes, rules = [], [], []
+    for card, (bus, numa, name, m, ip) in enumerate(AWS_P4D_CARDS):
+        root = f"sys/devices/pci0000:{bus:02x}"
+        ena = f"{root}/0000:{bus:02x}:01.0"
+        s.pci_function(ena, 0x020000, 0x1d0f, 0xec20, 0x1d0f, 0xec20, numa, driver="ena")
+        s.netdev(ena, name, m, 9001, addresses=[f"{ip}/19"])
+        # No BPF programs on the ENAs (the published slice: dra.net/ebpf false).
+        s.links[-1].update(tcFilterNames=[], tcxProgramNames=[])
+        efa = f"{root}/0000:{bus:02x}:1b.0"
+        s.pci_function(efa, 0x020000, 0x1d0f, 0xefa0, 0x1d0f, 0xefa0, numa, driver="efa")
+        # No netdev and no MAD interface: uverbsN only (plus rdma_cm).
+        s.rdma_device(efa, f"rdmap{bus}s27", "Unknown", umad=False, rate="100 Gb/sec (4X EDR)",
+                      node_type="7: unspecified")
+        for dev in (0x1c, 0x1d):
+            s.pci_function(f"{root}/0000:{bus:02x}:{dev:02x}.0", 0x030200, 0x10de, 0x20b0, 0x10de, 0x134f, numa,
+                           driver="nvidia")
+        # amazon-ec2-net-utils: route metric 512 + 10 x device number; the
+        # DHCP routes of a secondary ENI go to table 10000 + device number,
+        # selected by a rule on its address.
+        metric = 512 + 10 * card
+        main_routes.append(("192.168.128.0/19", name, dict(scope="link", source=ip, protocol="kernel", metric=metric)))
+        if card == 0:
+            main_routes.append(("default", name, dict(gateway=gateway, source=ip, protocol="dhcp", metric=metric)))
+            main_routes.append((f"{gateway}/32", name, dict(scope="link", source=ip, protocol="dhcp", metric=metric)))
+        else:
+            table = 10000 + card
+            table_routes.append(("default", name, dict(gateway=gateway, source=ip, protocol="dhcp", metric=metric,
+                                                       table=table)))
+            table_routes.append((f"{gateway}/32", name, dict(scope="link", source=ip, protocol="dhcp", metric=metric,
+                                                             table=table)))
+            rules.append({"family": "inet", "priority": table, "source": f"{ip}/32", "table": table,
+                          "action": "lookup"})
+    # Dump order: tables 10001-10003 (hash buckets 17-19) before main (254).
+    for destination, name, kwargs in table_routes + sorted(
+            main_routes, key=lambda r: route_dump_order({"destination": r[0]})):
+        s.route(destination, name, **kwargs)
+    kernel_rules(s, rules)
+    s.rdma_globals()
+    s.dmi(sys_vendor="Amazon EC2", product_name="p4d.24xlarge", board_vendor="Amazon EC2", bios_vendor="Amazon EC2",
+          chassis_asset_tag="Amazon EC2", chassis_vendor="Amazon EC2")
+    s.numa_nodes(["0-23,48-71", "24-47,72-95"])
+    imds = "metadata/aws/latest"
+    s.json(f"{imds}/dynamic/instance-identity/document", {
+        "accountId": "123456789012", "architecture": "x86_64", "availabilityZone": "us-east-1a",
+        "billingProducts": None, "devpayProductCodes": None, "imageId": "ami-0c4e2a6b8d0f13579",
+        "instanceId": "i-0a1b2c3d4e5f60718", "instanceType": "p4d.24xlarge", "kernelId": None,
+        "marketplaceProductCodes": None, "pendingTime": "2026-06-02T09:14:27Z", "privateIp": "192.168.153.160",
+        "ramdiskId": None, "region": "us-east-1", "version": "2017-09-30"})
+    s.file(f"{imds}/meta-data/placement/availability-zone-id", "use1-az4")
+    s.file(f"{imds}/meta-data/placement/group-name", "p4d-efa-cluster-pg")
+    s.finish(node, "representative", "AWS p4d.24xlarge (8 x A100), 4 EFA + 4 ENA", f"""
+# aws-p4d — AWS `p4d.24xlarge` (8 × NVIDIA A100-SXM4-40GB, 4 EFA)
+
+Node name: `{node}`. Generated by `tests/nodes/generate.py`; not a capture.
+
+## From published material (kubernetes-sigs/dranet's EKS GPU + EFA example: `examples/aws_eks_examples/gpu-efa/` — `resourceslice-dranet.yaml`, `resourceslice-gpu.yaml`, `README.md`)
+- Four PCIe roots `pci0000:10`, `pci0000:20` (NUMA 0), `pci0000:90`, `pci0000:a0` (NUMA 1), each with
+  one EFA at `<bus>:1b.0` (PCI `1d0f:efa0`, subsystem device `efa0`, RDMA devices `rdmap16s27`,
+  `rdmap32s27`, `rdmap144s27`, `rdmap160s27`, no netdev) and two A100 GPUs at `<bus>:1c.0` and
+  `<bus>:1d.0` (`gpu-0` … `gpu-7`).
+- ENAs (PCI `1d0f:ec20`, subsystem device `ec20`) `ens65` (`0000:20:01.0`, `0e:96:fe:e8:a3:f5`,
+  `192.168.155.224/19`), `ens129` (`0000:90:01.0`, `0e:3e:8a:cc:9f:b3`, `192.168.144.206/19`),
+  `ens161` (`0000:a0:01.0`, `0e:0b:90:44:2f:6f`, `192.168.146.128/19`), MTU 9001, up.
+- `ens33`, the default ENA on `pci0000:10`, is the uplink: DRANET does not publish it.
+- No BPF programs on the ENAs (`dra.net/ebpf` false): `netlink.json` records empty
+  `tcFilterNames`/`tcxProgramNames` for them.
+- Drivers `efa`, `ena`, `nvidia`; the node name, whose `ec2.internal` domain is us-east-1's (region
+  `us-east-1`). The IMDSv2 paths and the instance identity document's fields are as AWS documents
+  them (`instanceType`, `region`, `availabilityZone`, `privateIp`, `version` `2017-09-30`, …).
+- DMI as Nitro instances report it: `sys_vendor`, `board_vendor`, `bios_vendor`, `chassis_asset_tag`
+  `Amazon EC2`, `product_name` the instance type.
+- Kernel facts for EFA (Linux `drivers/infiniband/hw/efa`): the port reports no link layer
+  (`IB_LINK_LAYER_UNSPECIFIED`, which `ports/1/link_layer` prints as `Unknown`; `ibv_devinfo` shows
+  it as unspecified), `node_type` reads `7: unspecified`, the port's `rate` reads
+  `100 Gb/sec (4X EDR)` (the driver reports 4X EDR; p4d.24xlarge has 400 Gb/s over four EFAs, 100
+  each; DRANET's README says "400 Gb/s each"). No umad/issm: EFA has no MAD interface. The `rate`
+  string is the kernel's format, not a capture; ENAs carry no `speed`.
+
+## Representative (not published; chosen to be plausible)
+- `ens33`'s PCI address `0000:10:01.0` (as the other ENAs), MAC, and address `192.168.153.160/19`
+  (from the node name); the /19's gateway `192.168.128.1`.
+- Routes and rules follow amazon-ec2-net-utils' published policy routing (route metric
+  512 + 10 × device number; a secondary ENI's DHCP routes in table 10000 + device number, with a
+  rule `from <address> lookup <table>` at that priority): `ens33` holds the main table's only
+  default route (metric 512); `ens65`/`ens129`/`ens161` get device numbers 1/2/3 (metrics
+  522/532/542, tables 10001–10003). The kernel prefix routes of the four /19s are in table main
+  with each ENI's metric. No IPv6 addresses or routes.
+- The flat PCI layout (every function on its root's bus, no bridges), GPU subsystem id `10de:134f`,
+  NUMA CPU lists, char-device minors, `rdma_cm`'s minor, and the IMDS values other than those above
+  (account, AMI, instance id, pending time, AZ `us-east-1a`, AZ id `use1-az4`, placement group
+  `p4d-efa-cluster-pg`).
+- No NVSwitch, NVMe or EBS functions (not network or GPU devices).
+""")
+
+
+# OCI BM.GPU.GB200-v3.4: the ConnectX-8 ports (PCI domain, NUMA node,
+# (ifName, MAC) of functions 0 and 1) from DRANET's published slice.
+OCI_GB200_NICS = [
+    (0x0000, 0, [("rdma0", "60:5e:65:14:0f:10"), ("rdma1", "60:5e:65:14:0f:11")]),
+    (0x0002, 0, [("rdma2", "60:5e:65:14:0f:40"), ("rdma3", "60:5e:65:14:0f:41")]),
+    (0x0010, 1, [("rdma4", "60:5e:65:20:28:84"), ("rdma5", "60:5e:65:20:28:85")]),
+    (0x0012, 1, [("rdma6", "60:5e:65:20:28:b4"), ("rdma7", "60:5e:65:20:28:b5")]),
+]
+# The management NICs named by the published slice's header: (domain, NUMA, ifName).
+OCI_GB200_FRONT = [(0x0007, 0, "eth0"), (0x0017, 1, "eth1")]
+
+OCI_DMI = dict(sys_vendor="Oracle Corporation", chassis_vendor="Oracle Corporation",
+               chassis_asset_tag="OracleCloud.com")
+
+
+def oci_instance(shape, instance_id, display_name):
+    return {
+        "availabilityDomain": "Uocm:US-ASHBURN-AD-1", "canonicalRegionName": "us-ashburn-1",
+        "compartmentId": "ocid1.compartment.oc1..aaaaaaaa3fk66tpwuaxse2dvsebiw2jttrj4asvn3h63a2iv3xomdxleth5a",
+        "displayName": display_name, "faultDomain": "FAULT-DOMAIN-1", "hostname": display_name,
+        "id": instance_id,
+        "image": "ocid1.image.oc1.iad.aaaaaaaamec5ntdwv5aagjpjjvmizzirxzn73o3twq35yupmuq4rpv5ehy6q",
+        "ociAdName": "iad-ad-1", "region": "iad",
+        "regionInfo": {"realmDomainComponent": "oraclecloud.com", "realmKey": "oc1", "regionIdentifier": "us-ashburn-1",
+                       "regionKey": "IAD"},
+        "shape": shape, "state": "Running", "timeCreated": 1780391667000,
+    }
+
+
+def oci_front_end(s, bdf, name, m, address=None, gateway=None):
+    """An OCI front-end (VCN) NIC port: the primary VNIC when given an address
+    (default route via the subnet's gateway), else down and unconfigured."""
+    if not address:
+        s.netdev(bdf, name, m, 9000, flags=0x1002, operstate="down")
+        return
+    s.netdev(bdf, name, m, 9000, addresses=[f"{address}/18"])
+    s.route("default", name, gateway=gateway, source=address, protocol="dhcp", metric=100)
+    s.route(ipaddress.ip_interface(f"{address}/18").network.with_prefixlen, name, scope="link", source=address,
+            protocol="kernel", metric=100)
+
+
+def oci_gb200():
+    s = Snapshot("oci-gb200", kernel_links=True)
+    node = "10.140.65.248"
+    s.loopback()
+    # Every function in PCI domain order, as the HCAs register: mlx5_4 is
+    # eth0's (0007), mlx5_9 eth1's (0017).
+    functions = [(d, numa, ports) for d, numa, ports in OCI_GB200_NICS] + \
+                [(d, numa, name) for d, numa, name in OCI_GB200_FRONT]
+    hca = 0
+    for domain, numa, what in sorted(functions, key=lambda f: f[0]):
+        root = f"sys/devices/pci{domain:04x}:00"
+        port = f"{root}/{domain:04x}:00:00.0"
+        s.bridge(port, numa)
+        if isinstance(what, str):
+            # BlueField-3 (NIC mode) front-end port; eth0 is the primary VNIC.
+            nic = f"{port}/{domain:04x}:01:00.0"
+            s.pci_function(nic, 0x020000, 0x15b3, 0xa2dc, 0x15b3, 0x0051, numa, driver="mlx5_core")
+            m = mac(0x02, 0x00, 0x17, 0x0a, 0x41, 0xf8 if what == "eth0" else 0xf9)
+            if what == "eth0":
+                oci_front_end(s, nic, what, m, address=node, gateway="10.140.64.1")
+            else:
+                oci_front_end(s, nic, what, m)
+            s.rdma_device(nic, f"mlx5_{hca}", "Ethernet", netdev=what)
+            hca += 1
+            continue
+        # ConnectX-8: its PCIe switch (upstream and downstream port) above both functions.
+        upstream = f"{port}/{domain:04x}:01:00.0"
+        downstream = f"{upstream}/{domain:04x}:02:00.0"
+        s.bridge(upstream, numa, 0x197b)
+        s.bridge(downstream, numa, 0x197b)
+        for function, (name, m) in enumerate(what):
+            nic = f"{downstream}/{domain:04x}:03:00.{function}"
+            s.pci_function(nic, 0x020000, 0x15b3, 0x1023, 0x15b3, 0x0071, numa, driver="mlx5_core",
+                           extra={"sriov_totalvfs": 16, "sriov_numvfs": 0})
+            prefix = f"2001:db8:8c:{0x100 + int(name[4:]):x}::/64"
+            s.netdev(nic, name, m, 9000, addresses=[slaac(prefix, m), link_local(m)], speed=400000)
+            s.rdma_device(nic, f"mlx5_{hca}", "Ethernet", netdev=name, rate="400 Gb/sec (4X NDR)")
+            hca += 1
+    for domain, numa in [(0x0008, 0), (0x0009, 0), (0x0018, 1), (0x0019, 1)]:
+        port = f"sys/devices/pci{domain:04x}:00/{domain:04x}:00:00.0"
+        s.bridge(port, numa)
+        s.pci_function(f"{port}/{domain:04x}:06:00.0", 0x030200, 0x10de, 0x2941, 0x10de, 0x20d5, numa,
+                       driver="nvidia")
+    s.default_rules()
+    s.rdma_globals()
+    s.dmi(**OCI_DMI)
+    s.numa_nodes(["0-71", "72-143"])
+    host = "ocid1.computebaremetalhost.oc1.iad.anzxsljr52tswuacrtl2crvcb5utepdggc2lnosv5ryufz42abkeod3wm4zb"
+    s.json("metadata/oci/opc/v2/host/index", {
+        "id": host,
+        "networkBlockId": "2e0b6ca9842e38fe7c2bedf293b9b1dd0f3d52e68dcf1897b77ee72305d89ae6",
+        "rackId": "a50cc4303fe65f439091168d1cf9cd46389cf30bba14a9a55a46fbd232efc153",
+        "rdmaTopologyData": {
+            "customerGpuMemoryFabric":
+                "ocid1.computegpumemoryfabric.oc1.iad.anzxsljr52tswuacjzzisb4yoeucx6bxyhkuhxkyhonyokwxmrzlemtlxh7a",
+            "customerHPCIslandId":
+                "ocid1.computehpcisland.oc1.iad.anzxsljr52tswuacilgz5lxox5z74c32h7kpasndhl5gzwajbhoxx5oc5hfd",
+            "customerHostId": host,
+            "customerLocalBlock":
+                "ocid1.computelocalblock.oc1.iad.anzxsljr52tswuackr5rr3lhh6obnscn24yuo5wkdb5boasdny4vzn7fa5ma",
+            "customerNetworkBlock":
+                "ocid1.computenetworkblock.oc1.iad.anzxsljr52tswuacnk6rqshabqpcetn6waf6gngmmhpvkfdugrcg4lrjhqwq",
+        }})
+    s.json("metadata/oci/opc/v2/instance/index", oci_instance(
+        "BM.GPU.GB200-v3.4",
+        "ocid1.instance.oc1.iad.anuwcljreiukuzlxe2532wtyr5neyaifwpb277yfzwzhalmeubmttxl6tw2a",
+        "oke-gb200-pool1-node-0"))
+    s.finish(node, "representative", "OCI BM.GPU.GB200-v3.4 (4 x GB200), 8 ConnectX-8 RoCE ports", f"""
+# oci-gb200 — OCI `BM.GPU.GB200-v3.4` (4 × NVIDIA GB200, 8 ConnectX-8 RoCE ports)
+
+Node name: `{node}`. Generated by `tests/nodes/generate.py`; not a capture.
+
+## From published material (kubernetes-sigs/dranet's OKE GB200 example: `examples/oci_oke_examples/BM.GPU.GB200-v3.4/` — `resourceslice-dranet.yaml`, `resourceslice-gpu.yaml`, `README.md`, `placement-group/`)
+- 8 ConnectX-8 functions (`CX8 Family [ConnectX-8]`, PCI `15b3:1023`, driver `mlx5_core`) with
+  netdevs `rdma0` … `rdma7` at `0000:03:00.0/.1`, `0002:03:00.0/.1` (NUMA 0), `0010:03:00.0/.1`,
+  `0012:03:00.0/.1` (NUMA 1), PCIe roots `pci0000:00`, `pci0002:00`, `pci0010:00`, `pci0012:00`, the
+  published MACs, MTU 9000, up, SR-IOV capable with no VFs (`sriov` true, `sriovVfs` 0).
+- RDMA devices: `rdma0`–`rdma3` = `mlx5_0`–`mlx5_3`, `rdma4` = `mlx5_5` … `rdma7` = `mlx5_8` (DRANET's
+  README; also the `NCCL_IB_HCA` list Oracle publishes for this shape in
+  oracle-quickstart/oci-hpc-oke, `=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_5,mlx5_6,mlx5_7,mlx5_8`).
+- Management NICs `eth0` at `0007:01:00.0` and `eth1` at `0017:01:00.0` (the published slice's header).
+- GPUs `0008:06:00.0`, `0009:06:00.0` (NUMA 0), `0018:06:00.0`, `0019:06:00.0` (NUMA 1), each on its
+  own root `pci0008:00` …; GPU↔NIC is `SYS` (C2C), so alignment is by NUMA node.
+- RoCEv2 with an RA-assigned global IPv6 address on each RDMA port (`NCCL_IB_GID_INDEX=3`).
+- 400 Gb/s per port ("4x NDR"): each `rdmaN`'s `speed` reads `400000` and its RDMA port's `rate`
+  `400 Gb/sec (4X NDR)`, the kernel's forms for that line rate (not captures).
+- IMDS `GET /opc/v2/host/` fields `networkBlockId`, `rackId` and `rdmaTopologyData`
+  (`customerHPCIslandId`, `customerNetworkBlock`, `customerLocalBlock`, `customerGpuMemoryFabric`,
+  `customerHostId`). The part after the last `.` of `customerLocalBlock`, `customerNetworkBlock` and
+  `customerGpuMemoryFabric` is the value DRANET publishes and the placement-group templates select
+  (`anzxsljr52tswuackr5…`, `anzxsljr52tswuacnk6…`, `anzxsljr52tswuacjzz…`).
+- DMI `chassis_asset_tag` `OracleCloud.com` (how OCI instances are recognised) and `sys_vendor`
+  `Oracle Corporation`.
+
+## Representative (not published; chosen to be plausible)
+- Which NIC carries the default route: `eth0` (primary VNIC, `10.140.65.248/18`, gateway `10.140.64.1`,
+  proto dhcp, metric 100), so it is not published. The published slice's header lists `eth0` among
+  the slice's devices; where that node's default route was is not published. `eth1` is down, without
+  an address, and is published (RDMA device `mlx5_9`).
+- The management NICs' type (BlueField-3 in NIC mode, `15b3:a2dc`), MACs, and their HCA names
+  `mlx5_4`/`mlx5_9` (PCI-order naming; `mlx5_4` is the gap in the published mapping).
+- The PCIe tree below each root (root port, ConnectX-8 switch ports at buses 01/02, the bridge above
+  each GPU), bridge ids, subsystem ids, the GB200 PCI device id (`10de:2941`), `sriov_totalvfs` 16.
+- IPv6 addresses: one documentation-prefix /64 per port (`2001:db8:8c:10N::/64`) with the SLAAC
+  (EUI-64) host part, plus the link-local address; no IPv6 routes (no RA default routes). No IPv4 on
+  the RDMA ports. No pod-networking virtual interfaces (`eth0v*`).
+- The OCID type and region segments (`ocid1.computelocalblock.oc1.iad.` …), `customerHPCIslandId`,
+  `customerHostId`/`id`, the hex `networkBlockId`/`rackId`, and every `/opc/v2/instance/` field but
+  `shape`. No DMI `product_name`. CPU lists, char-device minors, `rdma_cm`'s minor.
+""")
+
+
+# OCI BM.GPU.H100.8: the eight dual-port ConnectX-7 cards (bus, NUMA node);
+# NIC ports rdma(2i), rdma(2i+1) share a PCIe switch with GPU i, on bus + 3.
+OCI_H100_CARDS = [(0x0c, 0), (0x2a, 0), (0x41, 0), (0x58, 0), (0x86, 1), (0xa5, 1), (0xbd, 1), (0xd5, 1)]
+# Front-end ports (bus, NUMA, ifName): mlx5_2 and mlx5_11 in PCI order.
+OCI_H100_FRONT = [(0x1f, 0, "eth0"), (0x9a, 1, "eth1")]
+
+
+def oci_h100():
+    s = Snapshot("oci-h100", kernel_links=True)
+    node = "10.140.70.21"
+    s.loopback()
+    cards = [(bus, numa, None) for bus, numa in OCI_H100_CARDS] + list(OCI_H100_FRONT)
+    hca = 0
+    port_index = 0
+    for bus, numa, front in sorted(cards):
+        if front:
+            root = f"sys/devices/pci0000:{bus - 1:02x}"
+            port = f"{root}/0000:{bus - 1:02x}:01.0"
+            s.bridge(port, numa)
+            nic = f"{port}/0000:{bus:02x}:00.0"
+            s.pci_function(nic, 0x020000, 0x15b3, 0x101d, 0x15b3, 0x0016, numa, driver="mlx5_core")
+            m = mac(0x02, 0x00, 0x17, 0x0b, 0x46, 0x15 if front == "eth0" else 0x16)
+            if front == "eth0":
+                oci_front_end(s, nic, front, m, address=node, gateway="10.140.64.1")
+            else:
+                oci_front_end(s, nic, front, m)
+            s.rdma_device(nic, f"mlx5_{hca}", "Ethernet", netdev=front)
+            hca += 1
+            continue
+        # Root port -> switch upstream port -> downstream ports to the NIC
+        # (bus) and to the GPU (bus + 3): nvidia-smi PIX between them.
+        r = bus - 3
+        root_port = f"sys/devices/pci0000:{r:02x}/0000:{r:02x}:01.0"
+        upstream = f"{root_port}/0000:{r + 1:02x}:00.0"
+        to_nic = f"{upstream}/0000:{r + 2:02x}:00.0"
+        to_gpu = f"{upstream}/0000:{r + 2:02x}:03.0"
+        s.bridge(root_port, numa)
+        for bridge in (upstream, to_nic, to_gpu):
+            s.bridge(bridge, numa, 0xc030)
+        for function in range(2):
+            nic = f"{to_nic}/0000:{bus:02x}:00.{function}"
+            s.pci_function(nic, 0x020000, 0x15b3, 0x1021, 0x15b3, 0x0041, numa, driver="mlx5_core")
+            name = f"rdma{port_index}"
+            m = mac(0xa0, 0x88, 0xc2, 0x5e, bus, 0x10 + function)
+            ip = f"192.168.{port_index}.17"
+            s.netdev(nic, name, m, 4220, addresses=[f"{ip}/24", link_local(m)], speed=200000)
+            s.route(f"192.168.{port_index}.0/24", name, scope="link", source=ip, protocol="kernel", metric=0)
+            s.rdma_device(nic, f"mlx5_{hca}", "Ethernet", netdev=name, rate="200 Gb/sec (4X HDR)")
+            hca += 1
+            port_index += 1
+        s.pci_function(f"{to_gpu}/0000:{bus + 3:02x}:00.0", 0x030200, 0x10de, 0x2330, 0x10de, 0x16c1, numa,
+                       driver="nvidia")
+    s.routes.sort(key=route_dump_order)  # as the kernel dumps table main
+    s.default_rules()
+    s.rdma_globals()
+    s.dmi(**OCI_DMI)
+    s.numa_nodes(["0-55,112-167", "56-111,168-223"])
+    s.json("metadata/oci/opc/v2/host/index", {
+        "id": "ocid1.computebaremetalhost.oc1.iad.anuwcljrcvf2jil36cku47tuuw2e4fdchkoyuye7mmyazq44y3fhqjl5ubzq",
+        "networkBlockId": "518bcd9bfd0b14c95229b713be187a25ce769276f6830ba48fa315fa41f07332",
+        "rackId": "86d900410823cc9b5e256abfb62cea7da65a3bc6f0d65239f7142a0dfdfbcbcc"})
+    s.json("metadata/oci/opc/v2/instance/index", oci_instance(
+        "BM.GPU.H100.8",
+        "ocid1.instance.oc1.iad.anuwcljrkimv5dfwfp4pssd6x5z3yb3ri7m5v23xy3lgnbrst4htn45oxqia",
+        "oke-h100-pool1-node-0"))
+    s.finish(node, "representative", "OCI BM.GPU.H100.8 (8 x H100), 16 ConnectX-7 RoCE ports", f"""
+# oci-h100 — OCI `BM.GPU.H100.8` (8 × NVIDIA H100 SXM5 80GB, 16 ConnectX-7 RoCE ports)
+
+Node name: `{node}`. Generated by `tests/nodes/generate.py`; not a capture.
+
+## From published material (kubernetes-sigs/dranet's OKE H100 example: `examples/oci_oke_examples/BM.GPU.H100.8/README.md`; Oracle's NCCL settings for this shape in oracle-quickstart/oci-hpc-oke `docs/recommended-nccl-rccl-parameters-by-shape.md`; Oracle's OCI HPC tutorial "NCCL Tests実行方法（BM.GPU.H100.8編）", oracle-japan/ocitutorials)
+- 16 ConnectX-7 ports (8 dual-port cards, PCI `15b3:1021`) with netdevs `rdma0` … `rdma15` at
+  `0000:{{0c,2a,41,58,86,a5,bd,d5}}:00.{{0,1}}` in that order (device names `pci-0000-0c-00-0` …
+  `pci-0000-d5-00-1`); 2 NUMA nodes, each with 4 GPUs and 8 NIC ports.
+- RDMA device names: the RDMA ports are `mlx5_0,mlx5_1,mlx5_3` … `mlx5_10,mlx5_12` … `mlx5_17`
+  (Oracle's `NCCL_IB_HCA` for the shape); `mlx5_2` and `mlx5_11` are therefore the front-end ports.
+  `NCCL_SOCKET_IFNAME=eth0`: the front-end netdev is `eth0`.
+- 8 H100 SXM5 80GB GPUs (`10de:2330`) on buses `0f, 2d, 44, 5b, 89, a8, c0, d8` (the tutorial's
+  nccl-tests device list), i.e. three buses below NIC card N.
+- 3,200 Gb/s of RDMA per node over 16 ports: 200 Gb/s each; every `rdmaN`'s `speed` reads `200000`
+  and its RDMA port's `rate` `200 Gb/sec (4X HDR)`, the kernel's forms for that line rate (not
+  captures). RoCEv2, `NCCL_IB_GID_INDEX=3`.
+- IMDS `GET /opc/v2/host/` without `rdmaTopologyData` (only `networkBlockId`, `rackId`), as DRANET's
+  README describes for H100; DMI `chassis_asset_tag` `OracleCloud.com`, `sys_vendor` `Oracle Corporation`.
+
+## Representative (not published; chosen to be plausible)
+- The PCIe tree: one root per card (`pci0000:09`, `pci0000:27`, … three buses above the NIC), a
+  switch below the root port with one downstream port to the NIC card and one to its GPU, so NIC
+  ports `rdma2i`/`rdma2i+1` and GPU `i` are `PIX`; bridge ids; GPU, NIC and subsystem ids.
+- Front-end ports: `eth0` (`0000:1f:00.0`, NUMA 0, ConnectX-6 Dx `15b3:101d`, `mlx5_2`) is the
+  primary VNIC with the default route (`10.140.70.21/18`, gateway `10.140.64.1`, proto dhcp, metric
+  100) and is not published; `eth1` (`0000:9a:00.0`, NUMA 1, `mlx5_11`) is down, without an address,
+  and is published (the DRANET template's `ifName.startsWith("rdma")` keeps it out).
+- MACs, MTU 4220 on the RDMA ports (RoCE MTU 4096 plus headers), IPv4 addresses (`192.168.N.17/24`
+  on `rdmaN`, so GID index 3 is the RoCEv2 IPv4 GID) and their kernel prefix routes (metric 0);
+  link-local IPv6 addresses, no IPv6 routes. No SR-IOV.
+- IMDS values (OCIDs, hex `networkBlockId`/`rackId`, every `/opc/v2/instance/` field but `shape`);
+  no DMI `product_name`; CPU lists (2 × 56 cores, SMT), char-device minors, `rdma_cm`'s minor.
+""")
+
+
+def alibaba_gn8is():
+    s = Snapshot("alibaba-gn8is", kernel_links=True)
+    node = "cn-hangzhou.192.168.8.210"
+    address = "192.168.8.210"
+    s.loopback()
+    root = "sys/devices/pci0000:00"
+    virtio = f"{root}/0000:00:05.0"
+    s.pci_function(virtio, 0x020000, 0x1af4, 0x1000, 0x1af4, 0x0001, 0, driver="virtio-pci")
+    s.netdev(f"{virtio}/virtio2", "eth0", mac(0x00, 0x16, 0x3e, 0x2a, 0x7c, 0x51), 1500,
+             addresses=[f"{address}/18"])
+    s.default_route("eth0", gateway="192.168.63.253", source=address, protocol="dhcp")
+    s.route("192.168.0.0/18", "eth0", scope="link", source=address, protocol="kernel")
+    erdma = f"{root}/0000:00:0b.0"
+    s.pci_function(erdma, 0x00ff00, 0x1ded, 0x107f, 0x1ded, 0x107f, 0, driver="erdma")
+    # The eRDMA engine serves the ENI's netdev: its port's GID 0 names eth0.
+    s.rdma_device(erdma, "erdma_0", "Ethernet", netdev="eth0")
+    for dev in (0x07, 0x08):
+        s.pci_function(f"{root}/0000:00:{dev:02x}.0", 0x030200, 0x10de, 0x26ba, 0x10de, 0x1957, 0, driver="nvidia")
+    s.default_rules()
+    s.rdma_globals()
+    s.dmi(sys_vendor="Alibaba Cloud", product_name="Alibaba Cloud ECS")
+    s.numa_nodes(["0-31"])
+    imds = "metadata/alibaba/latest/meta-data"
+    s.file(f"{imds}/instance/instance-type", "ecs.gn8is-2x.8xlarge")
+    s.file(f"{imds}/instance-id", "i-bp1d3c8x0hk2vq5m7f2a")
+    s.file(f"{imds}/region-id", "cn-hangzhou")
+    s.file(f"{imds}/zone-id", "cn-hangzhou-k")
+    s.finish(node, "representative", "Alibaba ecs.gn8is-2x.8xlarge (2 x L20), one eRDMA", f"""
+# alibaba-gn8is — Alibaba Cloud `ecs.gn8is-2x.8xlarge` (2 × NVIDIA L20, one eRDMA)
+
+Node name: `{node}`. Generated by `tests/nodes/generate.py`; not a capture.
+
+## From published material (kubernetes-sigs/dranet's ACK eRDMA example: `examples/alibaba_ack_examples/gpu-erdma/README.md`, `site/content/docs/user/alibaba-ack-erdma.md`)
+- One eRDMA function `0000:00:0b.0` (driver `erdma`, PCI `1ded:107f` "Elastic RDMA Adapter", class
+  `0x00ff` as DRANET's discovery notes it) with RDMA device `erdma_0`, published IB-only as
+  `pci-0000-00-0b-0`; NCCL sees it as `erdma_0:1/RoCE` (link layer Ethernet) with its out-of-band
+  traffic on `eth0`.
+- 2 NVIDIA L20 GPUs (`10de:26ba`), 48 GB each; eRDMA reuses the VPC network (the ENI's netdev).
+- IMDS paths `/latest/meta-data/instance-id` and `/latest/meta-data/instance/instance-type`
+  (`ecs.gn8is-2x.8xlarge`), token-protected.
+- DMI `sys_vendor` `Alibaba Cloud`, `product_name` `Alibaba Cloud ECS`.
+
+## Representative (not published; chosen to be plausible)
+- `eth0` (virtio-net at `0000:00:05.0`, MAC `00:16:3e:…`, MTU 1500, `192.168.8.210/18`, default route
+  via the vSwitch gateway `192.168.63.253`, proto dhcp, metric 100) is the uplink and is not
+  published. The eRDMA port's `gid_attrs/ndevs/0` names `eth0`, as for a RoCEv2-mode eRDMA device
+  (`node_type` `1: CA`, with umad/issm); an iWARP-mode device would report `4: RNIC` instead.
+- The GPUs' BDFs (`0000:00:07.0`, `0000:00:08.0`), subsystem ids, a flat root bus, one NUMA node
+  (`numa_node` 0), CPU list, node name, instance id, region `cn-hangzhou` and zone `cn-hangzhou-k`.
+- No `speed`/`rate` files: the published 25 Gb/s eRDMA bandwidth has no fixed kernel form here.
+""")
+
+
+# baremetal-2cx7: an on-premises Supermicro GPU server, no cloud. One
+# Broadcom PCIe switch per CPU socket, (root bus, NUMA node, ifName, RDMA
+# device): the root port's bus is the host bridge's, the switch's upstream
+# port is on bus + 1, its two downstream ports on bus + 2, the ConnectX-7 on
+# bus + 3 and the H100 on bus + 4 (nvidia-smi PIX between them).
+BAREMETAL_SWITCHES = [(0x15, 0, "ens1np0", "mlx5_0"), (0x97, 1, "ens2np0", "mlx5_1")]
+
+
+def baremetal_2cx7():
+    s = Snapshot("baremetal-2cx7", kernel_links=True)
+    node = "gpu-node-01"
+    s.loopback()
+
+    def port(devpath, numa, vendor, device):
+        # PCIe root port or switch port (class 0x0604), driver pcieport.
+        s.pci_function(devpath, 0x060400, vendor, device, vendor, 0x0000, numa, driver="pcieport")
+
+    # Onboard Intel X710 (first port) on socket 0: the uplink, with the
+    # node's address and the only default route (static, NetworkManager's
+    # metric for Ethernet).
+    address = "10.10.20.31"
+    root_port = "sys/devices/pci0000:00/0000:00:01.0"
+    port(root_port, 0, 0x8086, 0x352a)
+    x710 = f"{root_port}/0000:01:00.0"
+    s.pci_function(x710, 0x020000, 0x8086, 0x1572, 0x15d9, 0x1b1c, 0, driver="i40e")
+    uplink_mac = mac(0x3c, 0xec, 0xef, 0x8a, 0x51, 0xe0)
+    s.netdev(x710, "eno1", uplink_mac, 1500, addresses=[f"{address}/24", link_local(uplink_mac)], speed=10000)
+    s.default_route("eno1", gateway="10.10.20.1", protocol="static")
+    s.route("10.10.20.0/24", "eno1", scope="link", source=address, protocol="kernel")
+    for index, (bus, numa, name, rdma) in enumerate(BAREMETAL_SWITCHES):
+        root_port = f"sys/devices/pci0000:{bus:02x}/0000:{bus:02x}:01.0"
+        upstream = f"{root_port}/0000:{bus + 1:02x}:00.0"
+        to_nic = f"{upstream}/0000:{bus + 2:02x}:00.0"
+        to_gpu = f"{upstream}/0000:{bus + 2:02x}:01.0"
+        port(root_port, numa, 0x8086, 0x352a)
+        for bridge in (upstream, to_nic, to_gpu):
+            port(bridge, numa, 0x1000, 0xc030)
+        nic = f"{to_nic}/0000:{bus + 3:02x}:00.0"
+        s.pci_function(nic, 0x020000, 0x15b3, 0x1021, 0x15b3, 0x0041, numa, driver="mlx5_core",
+                       extra={"sriov_totalvfs": 16, "sriov_numvfs": 0})
+        m = mac(0xb8, 0x3f, 0xd2, 0x4a, bus, 0x10)
+        ip = f"192.168.{101 + index}.31"
+        s.netdev(nic, name, m, 9000, addresses=[f"{ip}/24", link_local(m)], speed=400000)
+        s.route(f"192.168.{101 + index}.0/24", name, scope="link", source=ip, protocol="kernel")
+        s.rdma_device(nic, rdma, "Ethernet", netdev=name, rate="400 Gb/sec (4X NDR)")
+        s.pci_function(f"{to_gpu}/0000:{bus + 4:02x}:00.0", 0x030200, 0x10de, 0x2331, 0x10de, 0x1626, numa,
+                       driver="nvidia")
+    s.routes.sort(key=route_dump_order)  # as the kernel dumps table main
+    s.default_rules()
+    s.rdma_globals()
+    s.dmi(sys_vendor="Supermicro", product_name="SYS-421GE-TNRT", board_vendor="Supermicro",
+          chassis_vendor="Supermicro", chassis_asset_tag="To be filled by O.E.M.",
+          bios_vendor="American Megatrends International, LLC.")
+    s.numa_nodes(["0-31,64-95", "32-63,96-127"])
+    s.finish(node, "representative",
+             "Bare-metal Supermicro SYS-421GE-TNRT (2 x H100 PCIe), 2 ConnectX-7 RoCE, no cloud", f"""
+# baremetal-2cx7 — on-premises Supermicro `SYS-421GE-TNRT` (2 × NVIDIA H100 PCIe, 2 ConnectX-7 RoCE ports), no cloud
+
+Node name: `{node}`. Generated by `tests/nodes/generate.py`; not a capture. No `metadata/`
+directory: there is no cloud metadata service, so every cloud plugin (aws, azure, gcp, oci,
+alibaba) must report itself not applicable from DMI alone, and only discovery and the GPU plugin
+contribute attributes.
+
+## From published material (PCI ID Repository `pci.ids`; Linux drivers `mlx5_core`, `i40e`; Supermicro's product page for SYS-421GE-TNRT)
+- `SYS-421GE-TNRT` is a Supermicro 4U dual-socket (Intel Xeon) GPU SuperServer for PCIe GPUs.
+- PCI ids: ConnectX-7 `15b3:1021` ("MT2910 Family [ConnectX-7]", driver `mlx5_core`), H100 PCIe
+  `10de:2331` (3D controller, class `0x0302`, driver `nvidia`), Ethernet Controller X710 for 10GbE
+  SFP+ `8086:1572` (driver `i40e`), Broadcom / PLX PEX890xx Gen 5 switch `1000:c030`.
+- DMI strings as Supermicro boards with AMI firmware report them: `sys_vendor`, `board_vendor`,
+  `chassis_vendor` `Supermicro`, `bios_vendor` `American Megatrends International, LLC.`, and the
+  firmware's unset default `To be filled by O.E.M.` in `chassis_asset_tag`.
+- Kernel forms: a 400 Gb/s port's `speed` reads `400000` and its RDMA port's `rate`
+  `400 Gb/sec (4X NDR)`; the X710's `speed` reads `10000`. Predictable interface names: `eno1` for
+  an onboard device, `ens<slot>np<port>` for a slot device whose driver reports a physical port
+  name (mlx5's `p0`).
+
+## Representative (not published; chosen to be plausible)
+- The PCIe tree: one host bridge per switch, `pci0000:15` (NUMA 0) and `pci0000:97` (NUMA 1), a root
+  port (`0000:15:01.0`, `0000:97:01.0`, id `8086:352a`), the switch's upstream port (bus 16 / 98) and
+  two downstream ports (bus 17 / 99), one to the ConnectX-7 and one to the H100, so each NIC and its
+  switch's GPU are `PIX`: `ens1np0` (`0000:18:00.0`, `mlx5_0`) with GPU `0000:19:00.0`, `ens2np0`
+  (`0000:9a:00.0`, `mlx5_1`) with GPU `0000:9b:00.0`. One single-port card per switch.
+- `eno1`: the X710's first port at `0000:01:00.0` below root port `0000:00:01.0` (NUMA 0), Supermicro
+  MAC `3c:ec:ef:…`, MTU 1500, `10.10.20.31/24`, the only default route (via `10.10.20.1`, proto
+  static, metric 100, as NetworkManager installs a static configuration), so discovery does not
+  publish it. The X710's second port and the board's BMC/other onboard functions are left out.
+- RoCE ports: MACs, MTU 9000, `192.168.101.31/24` on `ens1np0` and `192.168.102.31/24` on `ens2np0`
+  with their kernel prefix routes (metric 100), link-local IPv6 addresses, no IPv6 routes; SR-IOV
+  capable (`sriov_totalvfs` 16) with no VFs.
+- Subsystem ids (`15b3:0041`, `10de:1626`, `15d9:1b1c`), the node name, CPU lists (2 × 32 cores,
+  SMT), char-device minors, `rdma_cm`'s minor. No DMI `board_name`/`bios_version`.
+""")
+
+
 def main():
-    for build in (gb300, mi300x, a4, sriov):
+    for build in (gb300, mi300x, a4, sriov, aws_p4d, oci_gb200, oci_h100, alibaba_gn8is,
+                  baremetal_2cx7):
         build()
     return 0
 

@@ -75,10 +75,12 @@ def main():
         if line.strip() and not line.startswith("#"):
             name, *contents = line.split()
             images[name] = contents
-    check(set(images) == {"dranet", "dranet-plugins-azure", "dranet-plugins-gcp", "dranet-plugins-generic"},
-          "images.txt lists the base image and the azure, gcp and generic plugin images")
-    want_plugins = {"dranet-plugins-azure": {"azure", "nvidia", "amd"}, "dranet-plugins-gcp": {"gcp", "nvidia"},
-                    "dranet-plugins-generic": {"nvidia", "amd"}}
+    want_plugins = {"dranet-plugins-alibaba": {"alibaba", "nvidia"}, "dranet-plugins-aws": {"aws", "nvidia"},
+                    "dranet-plugins-azure": {"azure", "nvidia", "amd"}, "dranet-plugins-gcp": {"gcp", "nvidia"},
+                    "dranet-plugins-oci": {"oci", "nvidia", "amd"}, "dranet-plugins-generic": {"nvidia", "amd"}}
+    check(set(images) == {"dranet"} | set(want_plugins),
+          "images.txt lists the base image and the alibaba, aws, azure, gcp, oci and generic plugin images (got %s)"
+          % sorted(images))
     for image, contents in images.items():
         rootfs = os.path.join(args.out, image, "rootfs")
         files = sorted(os.path.relpath(os.path.join(d, f), rootfs) for d, _, fs in os.walk(rootfs) for f in fs)

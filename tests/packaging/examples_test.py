@@ -20,7 +20,7 @@ def main():
     examples = os.path.join(args.source, "packaging", "examples")
     failures = []
     nodes = sorted(os.listdir(examples))
-    for want in ("nd-gb300-v6", "nd-mi300x-v5", "a4-highgpu-8g"):
+    for want in ("nd-gb300-v6", "nd-mi300x-v5", "a4-highgpu-8g", "aws-p4d", "oci-gb200", "oci-h100", "alibaba-gn8is"):
         if want not in nodes:
             failures.append("packaging/examples/%s is missing" % want)
     for node in nodes:

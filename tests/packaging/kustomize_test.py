@@ -95,6 +95,9 @@ def main():
     base = os.path.join(packaging, "deploy", "base")
     compare("kubectl kustomize deploy/base = the chart with pluginImages: []",
             kustomize(kubectl, base), render.manifest(render.base_values()))
+    overlays = sorted(os.listdir(os.path.join(packaging, "deploy", "overlays")))
+    if overlays != sorted(render.CLOUDS):
+        fail("deploy/overlays holds %s, render.py renders %s" % (overlays, sorted(render.CLOUDS)))
     for cloud in render.CLOUDS:
         overlay = os.path.join(packaging, "deploy", "overlays", cloud)
         built = kustomize(kubectl, overlay)

@@ -335,9 +335,38 @@ def main():
                       "DeviceClass", "DaemonSet"]), "%s: the expected set of objects" % label)
     azure = render.cloud_values("azure")
     check(azure["flags"]["moveIbInterfaces"] is False, "the azure overlay publishes IB HCAs IB-only")
-    for cloud, plugins in (("azure", "azure"), ("gcp", "gcp"), ("generic", "generic")):
-        check([p["repository"] for p in render.cloud_values(cloud)["pluginImages"]] == ["dranet-plugins-" + plugins],
+    # AWS's EFA has no netdev (IB-only whatever the flag), OCI's RoCE and Alibaba's eRDMA are
+    # Ethernet: the flag, which only skips IPoIB netdevs, keeps its default there.
+    for cloud in ("alibaba", "aws", "gcp", "oci", "generic"):
+        check(render.cloud_values(cloud)["flags"]["moveIbInterfaces"] is True,
+              "the %s overlay keeps --move-ib-interfaces=true" % cloud)
+    clouds = ("alibaba", "aws", "azure", "gcp", "oci", "generic")
+    check(render.CLOUDS == clouds, "render.py renders the overlays %s (got %s)" % (clouds, render.CLOUDS))
+    on_disk = sorted(os.listdir(os.path.join(packaging, "deploy", "overlays")))
+    check(on_disk == sorted(render.CLOUDS), "deploy/overlays holds exactly the overlays render.py renders (got %s)" % on_disk)
+    images = {}
+    for line in open(os.path.join(packaging, "images", "images.txt"), encoding="utf-8"):
+        if line.strip() and not line.startswith("#"):
+            name, *contents = line.split()
+            images[name] = contents
+    for cloud, plugins in (("alibaba", "alibaba"), ("aws", "aws"), ("azure", "azure"), ("gcp", "gcp"),
+                           ("oci", "oci"), ("generic", "generic")):
+        values = render.cloud_values(cloud)
+        check([p["repository"] for p in values["pluginImages"]] == ["dranet-plugins-" + plugins],
               "overlay %s uses the %s plugin image" % (cloud, plugins))
+        carried = {p for image in values["pluginImages"] for p in images.get(image["repository"], [])}
+        check(all(image["repository"] in images for image in values["pluginImages"]),
+              "overlay %s: its plugin images are in images/images.txt" % cloud)
+        if cloud != "generic":
+            check(cloud in carried, "overlay %s: its image carries the %s plugin" % (cloud, cloud))
+        config = values["flags"]["pluginConfig"]
+        for entry in config:
+            check(entry.split(".", 1)[0] in carried,
+                  "overlay %s: --plugin-config=%s names a plugin its image carries (%s)" % (cloud, entry, sorted(carried)))
+        # The plugin images carry neither NVML nor ROCm SMI.
+        for plugin, setting in (("nvidia", "nvidia.nvml=off"), ("amd", "amd.rocm-smi=off")):
+            check((setting in config) == (plugin in carried),
+                  "overlay %s: %s exactly when its image carries the %s plugin" % (cloud, setting, plugin))
 
     # 6. The Helm templates read exactly the values that exist.
     templates = os.path.join(packaging, "helm", "dranet", "templates")

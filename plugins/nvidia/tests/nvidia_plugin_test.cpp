@@ -89,6 +89,50 @@ TEST_F(NvidiaPluginTest, A4RdmaNicsSitUnderTheirGpusSwitch) {
   }
 }
 
+// OCI BM.GPU.GB200-v3.4: the GPUs hang off Grace by C2C, so every NIC port
+// is only NUMA-close to its node's two GPUs (nvidia-smi prints SYS for all
+// pairs; we print NODE for the same-NUMA ones). The two ports of one
+// ConnectX-8 card go to one GPU; the node's two cards to its two GPUs.
+TEST_F(NvidiaPluginTest, OciGb200DualPortCardsPairWithOneGpuEach) {
+  auto host = Load("nvidia", NoNvml(), kNodes / "oci-gb200");
+  ASSERT_EQ(host->loaded_count(), 1u) << Log();
+  const char* ports[] = {"0000:03:00.0", "0000:03:00.1", "0002:03:00.0", "0002:03:00.1",
+                         "0010:03:00.0", "0010:03:00.1", "0012:03:00.0", "0012:03:00.1"};
+  std::vector<dranet::inventory::Device> devices;
+  for (int i = 0; i < 8; ++i) devices.push_back(Nic(ports[i], "mlx5_" + std::to_string(i), "rdma" + std::to_string(i)));
+  host->Annotate(devices);
+  const char* gpu[] = {"0008:06:00.0", "0009:06:00.0", "0018:06:00.0", "0019:06:00.0"};
+  for (int i = 0; i < 8; ++i) {
+    const auto& d = devices[static_cast<std::size_t>(i)];
+    EXPECT_EQ(Str(d, "nvidia.dra.net/nearestGpu"), gpu[i / 2]) << d.name;
+    EXPECT_EQ(Str(d, "nvidia.dra.net/nearestGpuIndex"), std::to_string(i / 2)) << d.name;
+    EXPECT_EQ(Str(d, "nvidia.dra.net/gpuLink"), "NODE") << d.name;
+  }
+}
+
+// OCI BM.GPU.H100.8: each GPU shares a PCIe switch with one dual-port
+// ConnectX-7 (rdma2k, rdma2k+1): PIX, GPU k; the front-end port is not
+// under a GPU's switch.
+TEST_F(NvidiaPluginTest, OciH100PortPairsSitUnderTheirGpusSwitch) {
+  auto host = Load("nvidia", NoNvml(), kNodes / "oci-h100");
+  ASSERT_EQ(host->loaded_count(), 1u) << Log();
+  const char* buses[] = {"0c", "2a", "41", "58", "86", "a5", "bd", "d5"};
+  const char* gpus[] = {"0f", "2d", "44", "5b", "89", "a8", "c0", "d8"};
+  std::vector<dranet::inventory::Device> devices;
+  for (int i = 0; i < 16; ++i)
+    devices.push_back(Nic(std::string("0000:") + buses[i / 2] + ":00." + std::to_string(i % 2), "",
+                          "rdma" + std::to_string(i)));
+  devices.push_back(Nic("0000:9a:00.0", "mlx5_11", "eth1"));
+  host->Annotate(devices);
+  for (int i = 0; i < 16; ++i) {
+    const auto& d = devices[static_cast<std::size_t>(i)];
+    EXPECT_EQ(Str(d, "nvidia.dra.net/nearestGpu"), std::string("0000:") + gpus[i / 2] + ":00.0") << d.name;
+    EXPECT_EQ(Str(d, "nvidia.dra.net/nearestGpuIndex"), std::to_string(i / 2)) << d.name;
+    EXPECT_EQ(Str(d, "nvidia.dra.net/gpuLink"), "PIX") << d.name;
+  }
+  EXPECT_NE(Str(devices[16], "nvidia.dra.net/gpuLink"), "PIX") << "the front-end port shares no switch with a GPU";
+}
+
 TEST_F(NvidiaPluginTest, InjectsExactHcaListForNccl) {
   auto host = Load("nvidia", NoNvml(), kNodes / "nd-gb300-v6");
   auto edits = host->Inject({"ns", "claim", "uid-1"},

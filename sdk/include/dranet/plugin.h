@@ -47,8 +47,10 @@ extern "C" {
  * plugin reads (snapshot_paths), min_host_abi and the
  * entry's reasoned refusal (DRANET_PLUGIN_DEFINE_MIN_HOST), status names
  * (dranet_status_name); DRANET_FLAG_THREAD_SAFE is gone (it never had an
- * effect: calls into one plugin are always serialised). */
-#define DRANET_ABI_MINOR 3
+ * effect: calls into one plugin are always serialised).
+ * 1.4: dranet_http_request_t.method (PUT, for the session tokens of AWS
+ * IMDSv2 and Alibaba's metadata service). */
+#define DRANET_ABI_MINOR 4
 /* A version word: major in the high 16 bits, minor in the low 16 bits. */
 #define DRANET_ABI_VERSION(maj, min) ((((uint32_t)(maj)) << 16) | ((uint32_t)(min) & 0xffffu))
 #define DRANET_ABI_MAJOR_OF(v) (((uint32_t)(v)) >> 16)
@@ -137,13 +139,19 @@ static inline dranet_status_t dranet_error_set(dranet_error_t *err, dranet_statu
 #define DRANET_LOG_INFO 2
 #define DRANET_LOG_DEBUG 3
 
-/* An HTTP GET request for metadata services (Azure IMDS, GCE metadata). */
+/* An HTTP request for metadata services (Azure IMDS, GCE metadata, AWS
+ * IMDSv2, OCI IMDS v2, Alibaba's metadata service). */
 typedef struct dranet_http_request {
   uint32_t struct_size;       /* sizeof(dranet_http_request_t), set by the plugin */
   uint32_t timeout_ms;        /* whole-request deadline; 0 = the host default (2000 ms) */
   const char *url;            /* absolute http:// URL; borrowed for the call */
   const char *const *headers; /* "Name: value" strings, or NULL; borrowed */
   uint32_t n_headers;         /* number of entries in headers */
+  /* ABI 1.4: "GET" (also when NULL, or when the struct ends before this
+   * member) or "PUT" with an empty body (a metadata session token); any
+   * other method is DRANET_ERR_INVALID_ARG. A host before 1.4 sends GET
+   * whatever this says: a plugin that needs PUT declares min_host_abi 1.4. */
+  const char *method;
 } dranet_http_request_t;
 
 /* Services the host offers. The struct and every string it points to are
@@ -169,7 +177,8 @@ typedef struct dranet_host {
    * config_keys). On success *value_out points to a host-owned string valid
    * until fini(). DRANET_ERR_NOT_FOUND when unset (use the default). */
   dranet_status_t (*config_get)(void *host_ctx, const char *key, const char **value_out);
-  /* HTTP GET with a deadline. The body is copied into the caller's buffer
+  /* An HTTP request (GET; ABI 1.4: or PUT, see dranet_http_request_t)
+   * with a deadline. The body is copied into the caller's buffer
    * body_buf[body_capacity]; DRANET_ERR_OVERFLOW when it does not fit.
    * *status_out gets the HTTP status and *body_len_out the body length, both
    * written only on DRANET_OK (any HTTP status counts as OK: check it).

@@ -115,7 +115,19 @@ class Host {
   // larger than max_body fail with DRANET_ERR_OVERFLOW.
   HttpResponse HttpGet(const std::string& url, const std::vector<std::string>& headers,
                        uint32_t timeout_ms, std::size_t max_body = 1 << 20) const {
+    return HttpRequest("GET", url, headers, timeout_ms, max_body);
+  }
+
+  // GET or (host ABI 1.4+) PUT with an empty body; a plugin that sends PUT
+  // declares DRANET_PLUGIN_DEFINE_MIN_HOST(4) or checks abi_version().
+  HttpResponse HttpRequest(const std::string& method, const std::string& url,
+                           const std::vector<std::string>& headers, uint32_t timeout_ms,
+                           std::size_t max_body = 1 << 20) const {
     if (host_->http_get == nullptr) throw Error(DRANET_ERR_UNSUPPORTED, "host offers no http_get");
+    if (method != "GET" && DRANET_ABI_MINOR_OF(host_->abi_version) < 4)
+      throw Error(DRANET_ERR_UNSUPPORTED, method + " " + url + ": the host (ABI 1." +
+                                              std::to_string(DRANET_ABI_MINOR_OF(host_->abi_version)) +
+                                              ") sends only GET; " + method + " needs host ABI 1.4");
     std::vector<const char*> hdrs;
     hdrs.reserve(headers.size());
     for (const auto& h : headers) hdrs.push_back(h.c_str());
@@ -125,6 +137,7 @@ class Host {
     req.url = url.c_str();
     req.headers = hdrs.empty() ? nullptr : hdrs.data();
     req.n_headers = static_cast<uint32_t>(hdrs.size());
+    req.method = method.c_str();
     std::string body(max_body, '\0');
     int32_t status = 0;
     uint64_t len = 0;
@@ -132,7 +145,7 @@ class Host {
     err.struct_size = sizeof err;
     dranet_status_t st = host_->http_get(host_->host_ctx, &req, body.data(), body.size(), &status,
                                          &len, &err);
-    if (st != DRANET_OK) throw Error(st, "GET " + url + ": " + err.message, err.sys_errno);
+    if (st != DRANET_OK) throw Error(st, method + " " + url + ": " + err.message, err.sys_errno);
     body.resize(static_cast<std::size_t>(len));
     return HttpResponse{status, std::move(body)};
   }

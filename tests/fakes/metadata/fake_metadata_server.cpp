@@ -235,10 +235,20 @@ class FakeMetadataServer::Impl {
         }
       }
     }
-    if (req.method() != http::verb::get) return {405, "method not allowed\n", false};
     std::string path = target.substr(0, target.find('?'));
     std::string query = target.find('?') == std::string::npos ? "" : target.substr(target.find('?') + 1);
-    if (path.rfind("/metadata", 0) == 0) {
+    if (path == "/latest/api/token") return Token(req);
+    if (req.method() != http::verb::get) return {405, "method not allowed\n", false};
+    if (path.rfind("/latest/", 0) == 0) {
+      // AWS IMDSv2 (tokens required) and Alibaba's hardened mode: a GET
+      // without a token this server issued is 401.
+      std::string aws(req["X-aws-ec2-metadata-token"]), ali(req["X-aliyun-ecs-metadata-token"]);
+      if (aws != FakeMetadataServer::kAwsToken && ali != FakeMetadataServer::kAlibabaToken)
+        return {401, "Unauthorized\n", false};
+    } else if (path.rfind("/opc/", 0) == 0) {
+      if (std::string(req["Authorization"]) != "Bearer Oracle")
+        return {401, R"({"code": "NotAuthorized", "message": "Authorization header is required"})", false};
+    } else if (path.rfind("/metadata", 0) == 0) {
       if (Lower(std::string(req["Metadata"])) != "true")
         return {400, R"({"error": "Bad request. Required metadata header not specified"})", false};
       if (req.find("X-Forwarded-For") != req.end())
@@ -251,6 +261,18 @@ class FakeMetadataServer::Impl {
     }
     if (auto body = Lookup(path, query)) return {200, std::move(*body), false};
     return {404, "Not Found\n", false};
+  }
+
+  // PUT /latest/api/token: AWS IMDSv2 and Alibaba hand out a session token
+  // to a PUT carrying the TTL header (AWS answers 400 without it; a GET is
+  // 405 on AWS, kept so here).
+  Answer Token(const http::request<http::string_body>& req) {
+    if (req.method() != http::verb::put) return {405, "method not allowed\n", false};
+    if (req.find("X-aws-ec2-metadata-token-ttl-seconds") != req.end())
+      return {200, FakeMetadataServer::kAwsToken, false};
+    if (req.find("X-aliyun-ecs-metadata-token-ttl-seconds") != req.end())
+      return {200, FakeMetadataServer::kAlibabaToken, false};
+    return {400, "Bad Request: missing token TTL header\n", false};
   }
 
   std::optional<std::string> Lookup(const std::string& path, const std::string& query) {

@@ -14,7 +14,10 @@
 // need "Metadata: true" (else 400, Azure's answer; also 400 with
 // X-Forwarded-For or without api-version), paths under /computeMetadata need
 // "Metadata-Flavor: Google" (else 403, GCE's answer) and answers carry
-// "Metadata-Flavor: Google".
+// "Metadata-Flavor: Google"; paths under /latest (AWS IMDSv2, Alibaba)
+// need a session token from PUT /latest/api/token (with the service's TTL
+// header) else 401, and paths under /opc (OCI IMDS v2) need
+// "Authorization: Bearer Oracle" else 401.
 // Faults on demand: delay, any status, dropped connection, garbage body,
 // huge body. Every request is counted.
 //
@@ -57,6 +60,10 @@ class FakeMetadataServer {
   ~FakeMetadataServer();
   FakeMetadataServer(const FakeMetadataServer&) = delete;
   FakeMetadataServer& operator=(const FakeMetadataServer&) = delete;
+
+  // The session tokens PUT /latest/api/token hands out.
+  static constexpr const char* kAwsToken = "fake-aws-imdsv2-token";
+  static constexpr const char* kAlibabaToken = "fake-alibaba-metadata-token";
 
   uint16_t port() const;
   std::string url() const;  // "http://127.0.0.1:<port>"

@@ -13,6 +13,9 @@ std::string CloudOf(const fs::path& snapshot) {
   std::error_code ec;
   if (fs::is_directory(snapshot / "metadata/azure", ec)) return "azure";
   if (fs::is_directory(snapshot / "metadata/gce", ec)) return "gcp";
+  if (fs::is_directory(snapshot / "metadata/aws", ec)) return "aws";
+  if (fs::is_directory(snapshot / "metadata/oci", ec)) return "oci";
+  if (fs::is_directory(snapshot / "metadata/alibaba", ec)) return "alibaba";
   return "generic";
 }
 

@@ -37,7 +37,8 @@ struct DaemonBehaviour {
   plugins::PluginFlags plugins;
 };
 
-// "azure", "gcp" or "generic", from the snapshot's recorded cloud metadata.
+// "azure", "gcp", "aws", "oci", "alibaba" or "generic", from the snapshot's
+// recorded cloud metadata.
 std::string CloudOf(const std::filesystem::path& snapshot);
 
 // The dranetd container's args of `overlay_dir`/daemonset-patch.yaml,

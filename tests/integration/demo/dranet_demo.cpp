@@ -397,7 +397,7 @@ int Run(const DemoFlags& flags) {
   plugin_options.plugin_dirs = {flags.plugin_dir.empty() ? fs::path(flags.dranetd).parent_path() / "../lib/dranet/plugins"
                                                         : fs::path(flags.plugin_dir)};
   plugin_options.host_root = flags.snapshot;
-  plugin_options.http_get = dranet::plugins::RecordedMetadataGetter(flags.snapshot);
+  plugin_options.http = dranet::plugins::RecordedMetadataGetter(flags.snapshot);
   dranet::plugins::PluginHost plugin_host(plugin_options, quiet_logger);
   const auto devices = dranet::cel::ApplyPublishFilter(
       dranet::cel::CompilePublishFilter(behaviour.filter),

@@ -36,8 +36,8 @@ class PluginProfileProviderTest : public ::testing::Test {
     options.host_root = dir_;
     options.require_root_owned = false;
     options.config["fake"]["profile-config"] = R"({"interface":{"mtu":4000}})";
-    options.http_get = [](const std::string& url, const std::vector<std::string>&, uint32_t) -> plugins::HttpResult {
-      throw std::runtime_error("no network in tests: " + url);
+    options.http = [](const plugins::HttpRequest& request) -> plugins::HttpResult {
+      throw std::runtime_error("no network in tests: " + request.url);
     };
     return std::make_unique<plugins::PluginHost>(options, logger_);
   }

@@ -47,8 +47,8 @@ class PluginHostTest : public ::testing::Test {
     o.require_root_owned = geteuid() == 0;
     o.init_deadline = std::chrono::milliseconds(2000);
     o.call_deadline = std::chrono::milliseconds(2000);
-    o.http_get = [](const std::string& url, const std::vector<std::string>&, uint32_t) -> dranet::plugins::HttpResult {
-      throw std::runtime_error("no network in tests: " + url);
+    o.http = [](const dranet::plugins::HttpRequest& request) -> dranet::plugins::HttpResult {
+      throw std::runtime_error("no network in tests: " + request.url);
     };
     return o;
   }
@@ -157,7 +157,7 @@ TEST_F(PluginHostTest, BrokenPluginsAreReportedAndTheGoodOneStillWorks) {
 
   const auto& badabi = Find(host, "fake-badabi");
   EXPECT_EQ(badabi.outcome, PluginOutcome::kRejected);
-  EXPECT_NE(badabi.reason.find("plugin ABI 2.0 does not match host ABI 1.3"), std::string::npos) << badabi.reason;
+  EXPECT_NE(badabi.reason.find("plugin ABI 2.0 does not match host ABI 1.4"), std::string::npos) << badabi.reason;
 
   const auto& throws = Find(host, "fake-throws");
   EXPECT_EQ(throws.outcome, PluginOutcome::kFailed);
@@ -386,7 +386,7 @@ TEST_F(PluginHostTest, AnEntryRefusingTheHostSaysWhichHostItNeeds) {
   PluginHost host(Options(), logger_);
   const auto& r = Find(host, "fake-needsnewer");
   EXPECT_EQ(r.outcome, PluginOutcome::kRejected);
-  EXPECT_EQ(r.reason, "plugin fake-needsnewer 0.1.0 (built for ABI 1.3) refused host ABI 1.3: it needs host ABI "
+  EXPECT_EQ(r.reason, "plugin fake-needsnewer 0.1.0 (built for ABI 1.4) refused host ABI 1.4: it needs host ABI "
                       "1.99 or newer");
 }
 

@@ -9,7 +9,8 @@
 #if defined(__LP64__)
 CHECK(sizeof(dranet_error_t) == 520);
 CHECK(offsetof(dranet_error_t, message) == 8);
-CHECK(sizeof(dranet_http_request_t) == 32);
+CHECK(sizeof(dranet_http_request_t) == 40);
+CHECK(offsetof(dranet_http_request_t, method) == 32); /* 1.4 */
 CHECK(offsetof(dranet_http_request_t, url) == 8);
 CHECK(offsetof(dranet_http_request_t, n_headers) == 24);
 CHECK(sizeof(dranet_host_t) == 88);

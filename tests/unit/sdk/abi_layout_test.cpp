@@ -51,8 +51,8 @@ TEST(AbiLayout, VersionMacros) {
   EXPECT_EQ(DRANET_ABI_MAJOR_OF(DRANET_ABI_VERSION(3, 9)), 3u);
   EXPECT_EQ(DRANET_ABI_MINOR_OF(DRANET_ABI_VERSION(3, 9)), 9u);
   EXPECT_EQ(DRANET_ABI_CURRENT, DRANET_ABI_VERSION(DRANET_ABI_MAJOR, DRANET_ABI_MINOR));
-  EXPECT_EQ(DRANET_ABI_CURRENT, DRANET_ABI_VERSION(1, 3))
-      << "routes and rules are ABI 1.1, profiles 1.2, attribute domains 1.3";
+  EXPECT_EQ(DRANET_ABI_CURRENT, DRANET_ABI_VERSION(1, 4))
+      << "routes and rules are ABI 1.1, profiles 1.2, attribute domains 1.3, HTTP PUT 1.4";
 }
 
 // A 1.1 plugin on a 1.0 host: the sink ends after add_annotation, so the

@@ -75,6 +75,26 @@ TEST(Gb300, OneNicAligned) {
   EXPECT_EQ(r.pod.env.at("NCCL_IB_HCA"), "=mlx5_0");
 }
 
+// The pod view is what prepare gives: a node's issmN (the subnet-manager
+// port) is never handed to a pod, so simulate does not list it either.
+TEST(A4, PodViewLeavesOutIssm) {
+  auto nics = A4Nics();
+  for (auto& d : nics) {
+    if (d.rdma_device.empty()) continue;
+    const std::string n = d.rdma_device.substr(d.rdma_device.find('_') + 1);
+    d.char_devices.push_back({"infiniband/issm" + n, 231, static_cast<uint32_t>(64 + std::stoi(n))});
+    d.char_devices.push_back({"infiniband/umad" + n, 231, static_cast<uint32_t>(std::stoi(n))});
+  }
+  Node node(nics, "a4-node");
+  TemplateResult r = node.Run(ClaimTemplate(
+      "one", "      requests:\n" + ExactRequest("nic", "dranet.net", 1,
+                                                R"(device.attributes["dra.net"].ifName == "gpu0rdma0")")));
+  ASSERT_TRUE(r.allocated) << Joined(r.problems);
+  std::vector<std::string> paths;
+  for (const auto& c : r.pod.char_devices) paths.push_back(c.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"infiniband/rdma_cm", "infiniband/umad0", "infiniband/uverbs0"}));
+}
+
 TEST(Gb300, TwoNicAligned) {
   Node node(Gb300Nics(), "gb300-node", Gb300GpuSlices());
   TemplateResult r = node.Run(Gb300Template(
