@@ -4,7 +4,8 @@
 //
 // Path measured: fake kubelet → gRPC over the DRA unix socket → DraService → claim GET
 // from the fake API server (loopback HTTP, UID check) → plan for 8 NICs (uverbs/umad/rdma_cm
-// each) → checkpoint write (temp + fsync + rename + fsync dir) → answer. Every prepare is of
+// each) → checkpoint write (temp + fsync + rename + fsync dir; concurrent prepares share
+// one: group commit) → answer. Every prepare is of
 // a fresh claim. `concurrency` callers prepare at the same time; each unprepares its claim
 // after the answer (not timed), so about `concurrency` claims are prepared at any moment.
 //
@@ -143,6 +144,10 @@ void BM_Prepare8IbNics(benchmark::State& state) {
   state.counters["p50_ms"] = Percentile(latencies, 0.50);
   state.counters["p99_ms"] = Percentile(latencies, 0.99);
   state.counters["max_ms"] = Percentile(latencies, 1.0);
+  // Group commit: checkpoint writes per prepare+unprepare call (1 when
+  // nothing shares a write).
+  state.counters["writes_per_call"] =
+      static_cast<double>(store.writes()) / static_cast<double>(std::max<uint64_t>(store.committed_mutations(), 1));
   kubelet.Stop();
   plugin.Stop();
   std::error_code ec;

@@ -1,5 +1,6 @@
 #include "daemon/daemon.h"
 
+#include <pthread.h>
 #include <signal.h>
 
 #include <condition_variable>
@@ -247,7 +248,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   }
   inventory::Discoverer& discoverer = *discoverer_owner;
   std::mutex devices_mu;
-  std::condition_variable first_inventory;
+  std::condition_variable inventory_changed;  // notified with every new inventory
   // Null until the first discovery: prepare says "not ready yet" instead of
   // "device not in the inventory".
   std::shared_ptr<const std::vector<inventory::Device>> current_devices;
@@ -276,7 +277,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
       current_devices = std::make_shared<const std::vector<inventory::Device>>(std::move(devices));
       last_sequence = sequence;
     }
-    first_inventory.notify_all();
+    inventory_changed.notify_all();
   };
   health.AddLoop("discovery", std::chrono::ceil<std::chrono::seconds>(options.resync_period * 3));
 
@@ -456,7 +457,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     // first inventory exists (bounded, so a stuck discovery still starts us).
     {
       std::unique_lock lock(devices_mu);
-      if (!first_inventory.wait_for(lock, std::chrono::seconds(30), [&] { return current_devices != nullptr; }))
+      if (!inventory_changed.wait_for(lock, std::chrono::seconds(30), [&] { return current_devices != nullptr; }))
         logger.Warning("first discovery is slow; registering with kubelet anyway");
     }
     if (kubelet_plugin) kubelet_plugin->Start();
@@ -468,36 +469,46 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
 
   auto& bypassed_now = metrics.Gauge("dranet_bypassed_containers",
                                      "Containers running without their dra.net devices at the last NRI synchronize");
-  // One thread turns the components' states into readiness conditions.
+  // One thread turns the components' states into readiness conditions. It
+  // sleeps until a new inventory (or stop); while an inventory waits for its
+  // publish confirmation it looks every 100 ms, otherwise once a second
+  // (kubelet registration and the NRI connection are read each time).
   std::atomic<bool> stopping{false};
   std::thread probe([&] {
+    pthread_setname_np(pthread_self(), "readiness");
     uint64_t confirmed = 0;  // the last inventory the API server has
     while (!stopping) {
-      if (publisher) {
-        uint64_t seq;
-        {
-          std::lock_guard lock(devices_mu);
-          seq = last_sequence;
-        }
-        if (seq > confirmed && publisher->WaitForSync(seq, std::chrono::milliseconds(100))) {
-          confirmed = seq;
-          health.Set("first-publish", true);
-          driver_metrics.PublishConfirmed(Now());
-        }
+      uint64_t seq;
+      {
+        std::lock_guard lock(devices_mu);
+        seq = last_sequence;
+      }
+      const bool unconfirmed = publisher && seq > confirmed;
+      if (unconfirmed && publisher->WaitForSync(seq, std::chrono::milliseconds(100))) {
+        confirmed = seq;
+        health.Set("first-publish", true);
+        driver_metrics.PublishConfirmed(Now());
       }
       if (kubelet_plugin) health.Set("kubelet-registered", kubelet_plugin->registered());
       if (nri_plugin) {
         health.Set("nri-connected", nri_plugin->connected());
         bypassed_now.Set(static_cast<double>(nri_plugin->service().bypassed_containers()));
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (unconfirmed && seq > confirmed) continue;  // WaitForSync has just waited
+      std::unique_lock lock(devices_mu);
+      inventory_changed.wait_for(lock, std::chrono::seconds(1),
+                                 [&] { return stopping || last_sequence != seq; });
     }
   });
   health.Set("started", true);
   logger.Info("dranetd started", {{"node", options.node_name}, {"snapshot", snapshot}});
   int sig = WaitForSignal();
   logger.Info("shutting down", {{"signal", sig}});
-  stopping = true;
+  {
+    std::lock_guard lock(devices_mu);  // the probe cannot miss the wake-up
+    stopping = true;
+  }
+  inventory_changed.notify_all();
   probe.join();
   if (kubelet_plugin) kubelet_plugin->Stop();  // no new prepares; sockets removed
   if (nri_plugin) nri_plugin->Stop();          // in-flight hooks finish first

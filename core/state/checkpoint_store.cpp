@@ -54,7 +54,10 @@ std::string ReadBootId(const std::filesystem::path& procfs_root) {
 }
 
 std::string CheckpointJson(const std::vector<inject::ClaimPlan>& claims, const std::string& boot_id) {
-  const std::string claims_json = PlansToJson(claims);
+  return CheckpointJsonOf(PlansToJson(claims), boot_id);
+}
+
+std::string CheckpointJsonOf(const std::string& claims_json, const std::string& boot_id) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
   w.StartObject();
@@ -159,17 +162,22 @@ void CheckpointStore::Load() {
   }
   for (auto& plan : plans) {
     std::string uid = plan.claim_uid;
+    claim_json_.insert_or_assign(uid, PlanToJson(plan));
     claims_.insert_or_assign(std::move(uid), std::move(plan));
   }
   load_outcome_ = LoadOutcome::kLoaded;
   log_.Info("state checkpoint loaded", {{"file", path_.string()}, {"claims", claims_.size()}});
 }
 
-void CheckpointStore::Write(const std::map<std::string, inject::ClaimPlan>& claims) {
-  std::vector<inject::ClaimPlan> plans;
-  plans.reserve(claims.size());
-  for (const auto& [uid, plan] : claims) plans.push_back(plan);
-  const std::string content = CheckpointJson(plans, boot_id_);
+void CheckpointStore::Write(const std::map<std::string, std::string>& claim_json) {
+  std::string claims_json = "[";
+  for (const auto& [uid, json] : claim_json) {
+    if (claims_json.size() > 1) claims_json += ',';
+    claims_json += json;
+  }
+  claims_json += ']';
+  const std::string content = CheckpointJsonOf(claims_json, boot_id_);
+  if (options_.before_write) options_.before_write();
   // The kill -9 points sit inside the real write, so a write that was not
   // atomic would leave a torn checkpoint behind for the fault tests to find.
   WriteFileAtomic(path_, content, [](AtomicWriteStep step) {
@@ -177,26 +185,79 @@ void CheckpointStore::Write(const std::map<std::string, inject::ClaimPlan>& clai
     if (step == AtomicWriteStep::kBeforeRename) DRANET_FAULT_POINT("state-before-rename");
   });
   DRANET_FAULT_POINT("state-after-rename");
-  ++writes_;
+}
+
+// Group commit: a caller queues its mutation; whoever finds no write in
+// progress becomes the writer, takes every queued mutation (its own and
+// those that arrived while the previous write ran), applies them in arrival
+// order to a copy, writes that once and publishes it. Each caller returns
+// when the write holding its mutation is durable, or throws that write's
+// error with the store unchanged by its batch.
+void CheckpointStore::Commit(Mutation& mine) {
+  std::unique_lock lock(mu_);
+  queue_.push_back(&mine);
+  while (!mine.done) {
+    if (writing_) {
+      written_.wait(lock);
+      continue;
+    }
+    writing_ = true;
+    std::vector<Mutation*> batch(queue_.begin(), queue_.end());
+    queue_.clear();
+    // The batch applied to the claims' texts; the plans themselves change
+    // only once the file holds them.
+    auto next = claim_json_;
+    bool changed = false;
+    for (const Mutation* m : batch) {
+      for (std::size_t i = 0; i < m->put.size(); ++i) {
+        next.insert_or_assign(m->put[i].claim_uid, m->put_json[i]);
+        changed = true;
+      }
+      for (const auto& uid : m->remove) changed = next.erase(uid) > 0 || changed;
+    }
+    std::exception_ptr error;
+    if (changed) {
+      lock.unlock();  // readers and new callers go on while the file is written
+      try {
+        Write(next);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      if (!error) {
+        claim_json_ = std::move(next);
+        for (const Mutation* m : batch) {
+          for (const auto& plan : m->put) claims_.insert_or_assign(plan.claim_uid, plan);
+          for (const auto& uid : m->remove) claims_.erase(uid);
+        }
+        ++writes_;
+        batched_mutations_ += batch.size();
+      }
+    }
+    for (Mutation* m : batch) {
+      m->done = true;
+      m->error = error;
+    }
+    writing_ = false;
+    written_.notify_all();
+  }
+  if (mine.error) std::rethrow_exception(mine.error);
 }
 
 void CheckpointStore::Put(const std::vector<inject::ClaimPlan>& plans) {
   if (plans.empty()) return;
-  std::lock_guard lock(mu_);
-  auto next = claims_;
-  for (const auto& plan : plans) next.insert_or_assign(plan.claim_uid, plan);
-  Write(next);
-  claims_ = std::move(next);
+  Mutation m;
+  m.put = plans;
+  m.put_json.reserve(plans.size());
+  for (const auto& plan : plans) m.put_json.push_back(PlanToJson(plan));  // by the caller, not the writer
+  Commit(m);
 }
 
 void CheckpointStore::Remove(const std::vector<std::string>& claim_uids) {
-  std::lock_guard lock(mu_);
-  auto next = claims_;
-  std::size_t removed = 0;
-  for (const auto& uid : claim_uids) removed += next.erase(uid);
-  if (removed == 0) return;  // nothing changes, nothing to write
-  Write(next);
-  claims_ = std::move(next);
+  if (claim_uids.empty()) return;
+  Mutation m;
+  m.remove = claim_uids;
+  Commit(m);
 }
 
 std::optional<inject::ClaimPlan> CheckpointStore::Get(const std::string& claim_uid) const {
@@ -229,6 +290,16 @@ std::vector<inject::ClaimPlan> CheckpointStore::All() const {
 uint64_t CheckpointStore::writes() const {
   std::lock_guard lock(mu_);
   return writes_;
+}
+
+std::size_t CheckpointStore::pending() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+uint64_t CheckpointStore::committed_mutations() const {
+  std::lock_guard lock(mu_);
+  return batched_mutations_;
 }
 
 }  // namespace dranet::state

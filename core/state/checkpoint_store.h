@@ -6,8 +6,10 @@
 //    "checksum":"crc32:<8 hex>","claims":[<ClaimPlan>...]}
 // The checksum is CRC-32 of bootId + "\n" + the compact serialisation of
 // "claims". Every mutation rewrites the whole file with WriteFileAtomic
-// (temp + fsync + rename + fsync of the directory): one fsync per call,
-// however many claims it carries. A reader never sees a half-written file.
+// (temp + fsync + rename + fsync of the directory), however many claims it
+// carries; concurrent mutations share one write (group commit: the calls
+// that arrive while a write runs are written together by the next one). A
+// reader never sees a half-written file.
 //
 // At construction the file is loaded:
 //   - absent                      → empty store;
@@ -20,10 +22,13 @@
 // cannot crash-loop the daemon. It throws std::system_error only when the
 // state directory cannot be created.
 //
-// Thread-safety: all methods may be called concurrently; mutations are
-// serialised by one lock and are durable when they return. A mutation whose
-// write fails throws std::system_error naming the file and leaves the store
-// unchanged.
+// Thread-safety: all methods may be called concurrently; mutations apply in
+// arrival order and each is durable when it returns. A mutation whose write
+// fails throws std::system_error naming the file and leaves the store
+// unchanged (so do the others written with it: they throw too).
+#include <condition_variable>
+#include <deque>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -45,6 +50,9 @@ struct CheckpointOptions {
   // Called once from the constructor when the checkpoint had to be discarded
   // as corrupt; `message` names the file and the problem. May be empty.
   std::function<void(const std::string& message)> on_corrupt;
+  // Tests only: called before each checkpoint write, without the store's
+  // lock; what it throws fails that write. May be empty.
+  std::function<void()> before_write;
 };
 
 // What construction found.
@@ -67,12 +75,27 @@ class CheckpointStore final : public PreparedClaims {
   const std::string& boot_id() const { return boot_id_; }
   // Completed checkpoint writes since construction.
   uint64_t writes() const;
+  // Put/Remove calls those writes carried (>= writes(): calls share writes
+  // under concurrency).
+  uint64_t committed_mutations() const;
+  // Mutations queued behind the write in progress (tests).
+  std::size_t pending() const;
 
  private:
+  struct Mutation {
+    std::vector<inject::ClaimPlan> put;
+    std::vector<std::string> put_json;  // PlanToJson of each of put
+    std::vector<std::string> remove;
+    bool done = false;
+    std::exception_ptr error;
+  };
   void Load();
   void Discard(const std::string& problem);
-  // Writes `claims` durably; throws std::system_error.
-  void Write(const std::map<std::string, inject::ClaimPlan>& claims);
+  // Queues `m` and returns once a write holding it is durable (see .cpp).
+  void Commit(Mutation& m);
+  // Writes the checkpoint of these claims (claim UID -> PlanToJson text)
+  // durably; throws std::system_error. Called without mu_.
+  void Write(const std::map<std::string, std::string>& claim_json);
 
   CheckpointOptions options_;
   Logger& log_;
@@ -80,12 +103,19 @@ class CheckpointStore final : public PreparedClaims {
   std::string boot_id_;
   LoadOutcome load_outcome_ = LoadOutcome::kNoFile;
   mutable std::mutex mu_;
-  std::map<std::string, inject::ClaimPlan> claims_;  // by claim UID
+  std::map<std::string, inject::ClaimPlan> claims_;  // by claim UID; what is on disk
+  std::map<std::string, std::string> claim_json_;    // the same claims as PlanToJson texts
+  std::deque<Mutation*> queue_;                       // waiting for the next write
+  bool writing_ = false;                              // a caller is writing a batch
+  std::condition_variable written_;                   // a batch finished
   uint64_t writes_ = 0;
+  uint64_t batched_mutations_ = 0;
 };
 
 // The checkpoint document for `claims` under `boot_id` (exposed for tests).
 std::string CheckpointJson(const std::vector<inject::ClaimPlan>& claims, const std::string& boot_id);
+// The same from the claims' JSON array text (PlansToJson).
+std::string CheckpointJsonOf(const std::string& claims_json, const std::string& boot_id);
 
 // The current boot id from <procfs_root>/sys/kernel/random/boot_id; empty
 // when it cannot be read.

@@ -456,6 +456,13 @@ std::string PlansToJson(const std::vector<ClaimPlan>& plans) {
   return {buffer.GetString(), buffer.GetSize()};
 }
 
+std::string PlanToJson(const ClaimPlan& plan) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  WritePlan(w, plan);
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
 std::vector<ClaimPlan> PlansFromJson(const rapidjson::Value& array) {
   if (!array.IsArray()) throw std::invalid_argument("claims: not an array");
   std::vector<ClaimPlan> plans;

@@ -17,6 +17,11 @@ namespace dranet::state {
 // The plans as a JSON array, compact, in the given order.
 std::string PlansToJson(const std::vector<inject::ClaimPlan>& plans);
 
+// One plan as a compact JSON object: "[" + the objects joined by "," + "]"
+// is exactly PlansToJson of those plans (the checkpoint keeps each claim's
+// text and joins them instead of serialising every plan on every write).
+std::string PlanToJson(const inject::ClaimPlan& plan);
+
 // Decodes an array written by PlansToJson. Throws std::invalid_argument.
 std::vector<inject::ClaimPlan> PlansFromJson(const rapidjson::Value& array);
 

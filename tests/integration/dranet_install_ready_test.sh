@@ -219,6 +219,33 @@ grep -q -- "--node-name=\"$node\"" "$logs/dranetd.log" || fail "dranetd did not 
 grep -q -- '--kubeconfig=""' "$logs/dranetd.log" || fail "dranetd did not run without a kubeconfig"
 ! grep -q '^E' "$logs/dranetd.log" || fail "dranetd logged errors"
 
+# -- Idle: what a Ready dranetd with nothing to do costs. CPU time and
+# wakeups (context switches of all its threads) over the window, printed;
+# API writes over it must be 0. DRANET_IDLE_SECONDS sets the window
+# (default 5; 60 for the README's figure). --
+idle_s=${DRANET_IDLE_SECONDS:-5}
+api_writes() { curl -sf http://127.0.0.1:9177/metrics | awk '/^dranet_api_writes_total/ {n += $2} END {print n + 0}'; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$dranetd/stat"; }
+wakeups() { cat /proc/"$dranetd"/task/*/status | awk '/ctxt_switches/ {n += $2} END {print n + 0}'; }
+# "<thread name> <context switches>" per thread, summed by name.
+wakeups_by_thread() {
+  local t
+  for t in /proc/"$dranetd"/task/*; do
+    echo "$(tr ' ' _ <"$t/comm") $(awk '/ctxt_switches/ {n += $2} END {print n + 0}' "$t/status")"
+  done | awk '{n[$1] += $2} END {for (k in n) print k, n[k]}' | sort
+}
+sleep 2  # past start-up work (first publish, registration)
+writes0=$(api_writes) ticks0=$(cpu_ticks) wake0=$(wakeups) threads=$(ls "/proc/$dranetd/task" | wc -l)
+wakeups_by_thread >"$work/wake0"
+sleep "$idle_s"
+writes1=$(api_writes) ticks1=$(cpu_ticks) wake1=$(wakeups)
+wakeups_by_thread >"$work/wake1"
+hz=$(getconf CLK_TCK)
+echo "idle ${idle_s} s: cpu $(( (ticks1 - ticks0) * 1000 / hz )) ms, wakeups $((wake1 - wake0))" \
+     "($(( (wake1 - wake0) / idle_s ))/s, $threads threads), api writes $((writes1 - writes0)), load $(cut -d' ' -f1 /proc/loadavg)"
+echo "idle wakeups by thread: $(join "$work/wake0" "$work/wake1" | awk '$3 > $2 {printf "%s %d, ", $1, $3 - $2}')"
+((writes1 == writes0)) || fail "dranetd wrote to the API server $((writes1 - writes0)) times while idle"
+
 # -- SIGTERM: a clean exit. --
 kill -TERM "$dranetd"
 stop_deadline=$((SECONDS + stop_deadline_s))

@@ -306,6 +306,15 @@ TEST_F(PodChurnTest, VethChurnOfPodStartsRunsNoDiscovery) {
              testing::Attribute<std::string>(*bridge, attr::kState) == "up";
     }));
   }
+  // The kernel reports the bridge's carrier and its address separately; on
+  // a busy machine the second report can arrive after a discovery that
+  // already saw both and cause one more. Let the monitor settle (no
+  // discovery for 300 ms) before counting.
+  for (int i = 0; i < 30; ++i) {
+    const auto seen = monitor_->discoveries();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if (monitor_->discoveries() == seen) break;
+  }
   const auto before = monitor_->discoveries();
   const auto ignored_before = monitor_->events_ignored();
   constexpr int kPods = 5;

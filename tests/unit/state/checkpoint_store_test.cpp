@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "state_test_support.h"
@@ -211,6 +214,74 @@ TEST_F(CheckpointStoreTest, ConcurrentPutsAreAllKept) {
   for (auto& t : threads) t.join();
   CheckpointStore reopened(Options(), log_);
   EXPECT_EQ(reopened.All().size(), 80U);
+}
+
+// Group commit: the calls that queue while a write runs share the next one,
+// and each returns only once that write is on disk.
+TEST_F(CheckpointStoreTest, CallsQueuedDuringAWriteShareTheNextOne) {
+  auto options = Options();
+  std::atomic<int> write_count{0};
+  CheckpointStore* store_ptr = nullptr;
+  options.before_write = [&] {
+    if (write_count++ != 0) return;
+    // Hold the first write until the other seven callers are queued.
+    for (int i = 0; i < 5000 && store_ptr->pending() < 7; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  CheckpointStore store(options, log_);
+  store_ptr = &store;
+  std::thread first([&] { store.Put({SamplePlan("first")}); });
+  while (write_count.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::vector<std::thread> others;
+  for (int t = 0; t < 7; ++t) others.emplace_back([&store, t] { store.Put({SamplePlan("q" + std::to_string(t))}); });
+  first.join();
+  for (auto& t : others) t.join();
+  EXPECT_EQ(store.writes(), 2U) << "one write for the first call, one for the seven queued behind it";
+  EXPECT_EQ(store.committed_mutations(), 8U);
+  CheckpointStore reopened(Options(), log_);
+  EXPECT_EQ(reopened.All().size(), 8U);
+}
+
+TEST_F(CheckpointStoreTest, AFailedSharedWriteFailsEveryCallInIt) {
+  auto options = Options();
+  std::atomic<int> write_count{0};
+  CheckpointStore* store_ptr = nullptr;
+  options.before_write = [&] {
+    const int n = write_count++;
+    if (n == 0)
+      for (int i = 0; i < 5000 && store_ptr->pending() < 4; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (n == 1) throw std::system_error(std::make_error_code(std::errc::no_space_on_device), "checkpoint write");
+  };
+  CheckpointStore store(options, log_);
+  store_ptr = &store;
+  std::thread first([&] { store.Put({SamplePlan("first")}); });
+  while (write_count.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::atomic<int> failed{0};
+  std::vector<std::thread> others;
+  for (int t = 0; t < 3; ++t)
+    others.emplace_back([&, t] {
+      try {
+        store.Put({SamplePlan("q" + std::to_string(t))});
+      } catch (const std::system_error&) {
+        ++failed;
+      }
+    });
+  others.emplace_back([&] {
+    try {
+      store.Remove({"first"});
+    } catch (const std::system_error&) {
+      ++failed;
+    }
+  });
+  first.join();
+  for (auto& t : others) t.join();
+  EXPECT_EQ(failed.load(), 4) << "all four shared the failed write";
+  EXPECT_EQ(store.All().size(), 1U);
+  EXPECT_TRUE(store.Get("first")) << "the failed batch's Remove did not apply";
+  store.Put({SamplePlan("after")});
+  CheckpointStore reopened(Options(), log_);
+  EXPECT_EQ(reopened.All().size(), 2U);
 }
 
 }  // namespace

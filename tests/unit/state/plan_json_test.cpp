@@ -29,6 +29,17 @@ TEST(PlanJson, RoundTripsEveryField) {
   EXPECT_EQ(PlansFromJson(doc), plans);
 }
 
+// The checkpoint joins the per-claim texts: that must be the array's text.
+TEST(PlanJson, JoinedPlanTextsAreTheArrayText) {
+  std::vector<inject::ClaimPlan> plans = {SamplePlan("a"), SamplePlan("b"), SamplePlan("c")};
+  plans[1].netdevs[0].mtu.reset();
+  std::string joined = "[";
+  for (const auto& p : plans) joined += (joined.size() > 1 ? "," : "") + PlanToJson(p);
+  joined += "]";
+  EXPECT_EQ(joined, PlansToJson(plans));
+  EXPECT_EQ(PlansToJson({}), "[]");
+}
+
 TEST(PlanJson, CheckpointsFromBeforeRulesAndNeighborsStillLoad) {
   auto plan = SamplePlan("old");
   auto json = PlansToJson({plan});
