@@ -244,6 +244,15 @@ hz=$(getconf CLK_TCK)
 echo "idle ${idle_s} s: cpu $(( (ticks1 - ticks0) * 1000 / hz )) ms, wakeups $((wake1 - wake0))" \
      "($(( (wake1 - wake0) / idle_s ))/s, $threads threads), api writes $((writes1 - writes0)), load $(cut -d' ' -f1 /proc/loadavg)"
 echo "idle wakeups by thread: $(join "$work/wake0" "$work/wake1" | awk '$3 > $2 {printf "%s %d, ", $1, $3 - $2}')"
+# Resident memory by mapping (what a container's cgroup is charged for: its
+# private pages and the shared library pages it touched), largest first.
+awk '/^[0-9a-f]+-[0-9a-f]+ / {name = (NF >= 6 ? $6 : "[anon]"); sub(/.*\//, "", name)}
+     /^Rss:/ {rss[name] += $2} /^Private_(Clean|Dirty):/ {priv[name] += $2}
+     END {for (n in rss) if (rss[n] >= 512) printf "%d %s %d\n", rss[n], n, priv[n]}' "/proc/$dranetd/smaps" |
+  sort -rn | awk '{printf "%s%s %.1f MiB (private %.1f)", (NR > 1 ? ", " : ""), $2, $1 / 1024, $3 / 1024} END {print ""}' |
+  sed 's/^/idle resident memory by mapping: /'
+awk '/^(Rss|Pss|Private_Clean|Private_Dirty|Shared_Clean|Shared_Dirty):/ {printf "%s %.1f MiB  ", $1, $2 / 1024} END {print ""}' \
+  "/proc/$dranetd/smaps_rollup" | sed 's/^/idle memory: /'
 ((writes1 == writes0)) || fail "dranetd wrote to the API server $((writes1 - writes0)) times while idle"
 
 # -- SIGTERM: a clean exit. --

@@ -13,6 +13,10 @@
 //                                          a pod is deleted: the NIC still
 //                                          comes home; new pods still work
 //   ContainerStartedWhileDranetdWasDown... reported once (Event + metric)
+//   DISABLED_PodStartShare                 a measurement, not a check: pod
+//                                          start with and without dranetd
+//                                          (run it with
+//                                          --gtest_also_run_disabled_tests)
 //
 // Root only; skipped with the reason when the Debian archive cannot be
 // reached or this is not root. Everything started here is stopped by
@@ -23,13 +27,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -268,6 +276,23 @@ class ContainerdE2eTest : public ::testing::Test {
     host_a4_state_ = HostA4State();
   }
 
+  // `count` veths dnpod<i> (peer dnpeer<i>), each with a /32 and a link
+  // route, standing in for RDMA NICs on the live host.
+  void MakeNics(int count) {
+    for (int i = 0; i < count; ++i) {
+      const std::string n = std::to_string(i);
+      ASSERT_EQ(RunCommand("ip link add dnpod" + n + " mtu 8896 type veth peer name dnpeer" + n + " mtu 8896").status,
+                0);
+      links_.push_back("dnpod" + n);
+      links_.push_back("dnpeer" + n);
+      for (const std::string& cmd : {"addr add 192.168." + std::to_string(240 + i) + ".4/32 dev dnpod" + n,
+                                     "link set dnpod" + n + " up", "link set dnpeer" + n + " up",
+                                     "route add 192.168." + std::to_string(240 + i) + ".1 dev dnpod" + n +
+                                         " scope link"})
+        ASSERT_EQ(RunCommand("ip " + cmd).status, 0) << cmd;
+    }
+  }
+
   static std::string HostA4State() {
     std::string link = RunCommand("ip -o link show gpu0rdma0").output;
     const auto mtu = link.find(" mtu ");
@@ -421,6 +446,88 @@ TEST_F(ContainerdE2eTest, ContainerStartedWhileDranetdWasDownIsReportedOnce) {
   EXPECT_EQ(Metric("dranet_bypassed_containers_total"), 1);
   EXPECT_EQ(Metric("dranet_bypassed_containers"), 1);
   EXPECT_EQ(events(), 1);
+}
+
+
+// What dranetd adds to pod start on a real containerd: RunPodSandbox to the
+// container started (CreateContainer + StartContainer returned), for pods
+// with no claim and no dranetd, with dranetd running (its NRI hooks only),
+// with a GB300 claim (4 char devices injected), and with 1 and 8 netdevs
+// moved into the pod; beside them the kernel's own cost of moving a veth
+// into a network namespace and back (ip link set … netns, two ip runs).
+// Claims are prepared before the clock starts and pods deleted after it
+// stops, as the kubelet prepares before it creates the sandbox.
+// DRANET_POD_START_PODS sets the pods per case (default 50).
+TEST_F(ContainerdE2eTest, DISABLED_PodStartShare) {
+  const char* env = std::getenv("DRANET_POD_START_PODS");
+  const int pods = env ? std::max(1, std::atoi(env)) : 50;
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  std::map<std::string, std::vector<double>> results;
+  int serial = 0;
+  // One pod start, timed; `devices` empty: no claim.
+  auto timed_pod = [&](const std::string& case_name, const std::vector<std::string>& devices) {
+    const std::string uid = "start-uid-" + std::to_string(++serial);
+    std::optional<fakes::KubeletClaim> claim;
+    if (!devices.empty()) claim = Prepare("start-" + std::to_string(serial), devices, uid);
+    const auto start = Clock::now();
+    const auto pod = StartPod("start-" + std::to_string(serial), uid);
+    results[case_name].push_back(ms(Clock::now() - start));
+    DeletePod(pod);
+    if (claim) {
+      EXPECT_EQ(kubelet_->Unprepare("dra.net", fakes::DraApi::kV1, {*claim}).at(claim->uid), "");
+    }
+  };
+  StartPod("warm-up", "warm-up-uid");  // images unpacked, CNI ready
+  for (int i = 0; i < pods; ++i) timed_pod("no dranetd", {});
+
+  StartDaemon(Gb300());
+  for (int i = 0; i < pods; ++i) timed_pod("dranetd, no claim", {});
+  for (int i = 0; i < pods; ++i) timed_pod("dranetd, GB300 claim (uverbs, umad, rdma_cm)", {"pci-0101-00-00-0"});
+  daemon_.reset();
+
+  MakeNics(8);
+  StartDaemon(LiveHost());
+  std::vector<std::string> nics;
+  for (int i = 0; i < 8; ++i) {
+    std::string device;
+    PollUntil([&] {
+      device = faults::DeviceWithIfName(api_.ListObjects(kSlices), "dnpod" + std::to_string(i));
+      return !device.empty();
+    });
+    ASSERT_FALSE(device.empty()) << daemon_->Log();
+    nics.push_back(device);
+  }
+  for (int i = 0; i < pods; ++i) timed_pod("dranetd, 1 netdev", {nics[0]});
+  for (int i = 0; i < pods; ++i) timed_pod("dranetd, 8 netdevs", nics);
+  daemon_.reset();
+
+  // The kernel's share: one veth into a namespace and back.
+  ASSERT_EQ(RunCommand("ip netns add dranet-start-bench").status, 0);
+  for (int i = 0; i < pods; ++i) {
+    const auto start = Clock::now();
+    ASSERT_EQ(RunCommand("ip link set dnpeer0 netns dranet-start-bench").status, 0);
+    ASSERT_EQ(RunCommand("ip -n dranet-start-bench link set dnpeer0 netns 1").status, 0);
+    results["kernel: a veth into a netns and back (2 ip runs)"].push_back(ms(Clock::now() - start));
+  }
+  RunCommand("ip netns del dranet-start-bench");
+
+  auto percentile = [](std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+  };
+  const double base = percentile(results["no dranetd"], 0.5), base99 = percentile(results["no dranetd"], 0.99);
+  std::ifstream loadavg("/proc/loadavg");
+  std::string load;
+  loadavg >> load;
+  for (const auto& [name, v] : results) {
+    std::cout << "[ measured ] " << name << ": median " << percentile(v, 0.5) << " ms, p99 " << percentile(v, 0.99)
+              << " ms";
+    if (name.rfind("dranetd", 0) == 0)
+      std::cout << " (added to pod start: median " << percentile(v, 0.5) - base << " ms, p99 "
+                << percentile(v, 0.99) - base99 << " ms)";
+    std::cout << ", n=" << v.size() << ", load " << load << "\n";
+  }
 }
 
 }  // namespace
