@@ -38,11 +38,6 @@ const dranet_config_key_t kAlibabaKeys[] = {
     DRANET_CLOUD_DETECTION_KEYS,
     {0, nullptr, nullptr, nullptr}};
 
-std::string Trimmed(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  return s;
-}
-
 // The PCI addresses of the eRDMA devices: the base name of the link
 // <sysfs>/class/infiniband/erdma*/device.
 std::set<std::string> ErdmaPciAddresses(const Host& host) {
@@ -103,19 +98,12 @@ class AlibabaPlugin {
 
   std::string Fetch() {
     const uint32_t deadline = metadata_.deadline();
-    const std::string token_url = metadata_.endpoint() + "/latest/api/token";
-    dranet::sdk::HttpResponse token;
-    try {
-      token = host_.HttpRequest("PUT", token_url, {"X-aliyun-ecs-metadata-token-ttl-seconds: 21600"}, deadline,
-                                kMaxBody);
-    } catch (const dranet::sdk::Error& e) {
-      throw common::MetadataError(e.what());
-    }
-    if (token.status != 200 || Trimmed(token.body).empty())
-      throw common::MetadataError("PUT " + token_url + ": HTTP " + std::to_string(token.status));
+    const std::string token =
+        common::FetchSessionToken(host_, metadata_.endpoint() + "/latest/api/token",
+                                  "X-aliyun-ecs-metadata-token-ttl-seconds: 21600", deadline);
     const std::string url = metadata_.endpoint() + "/latest/meta-data/instance/instance-type";
-    std::string type = Trimmed(common::FetchText(
-        host_, url, {"X-aliyun-ecs-metadata-token: " + Trimmed(token.body)}, deadline, kMaxBody));
+    std::string type = common::TrimSpace(
+        common::FetchText(host_, url, {"X-aliyun-ecs-metadata-token: " + token}, deadline, kMaxBody));
     if (type.empty() || type.size() > kMaxAttributeValue || type.find('\n') != std::string::npos)
       throw common::MetadataError("GET " + url + ": not an instance type: \"" + type.substr(0, 80) + "\"");
     return type;

@@ -50,13 +50,6 @@ struct Ec2Instance {
   std::optional<int64_t> partition_number;
 };
 
-std::string Trimmed(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  std::size_t start = 0;
-  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
-  return s.substr(start);
-}
-
 // The first 16 hex digits of SHA-256 over `text` (the device-group id form).
 std::string Sha256Prefix16(const std::string& text) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -150,23 +143,14 @@ class AwsPlugin {
     auto r = host_.HttpRequest("GET", url, {"X-aws-ec2-metadata-token: " + token}, imds_.deadline(), kMaxImdsBody);
     if (optional && r.status == 404) return "";
     if (r.status != 200) throw common::MetadataError("GET " + url + ": HTTP " + std::to_string(r.status));
-    return Trimmed(r.body);
+    return common::TrimSpace(r.body);
   }
 
   Ec2Instance Fetch() {
     Ec2Instance inst;
-    const std::string token_url = imds_.endpoint() + "/latest/api/token";
-    dranet::sdk::HttpResponse token;
-    try {
-      token = host_.HttpRequest("PUT", token_url, {"X-aws-ec2-metadata-token-ttl-seconds: 21600"}, imds_.deadline(),
-                                4096);
-    } catch (const dranet::sdk::Error& e) {
-      throw common::MetadataError(e.what());
-    }
-    if (token.status != 200 || Trimmed(token.body).empty())
-      throw common::MetadataError("PUT " + token_url + ": HTTP " + std::to_string(token.status) +
-                                  (token.status == 403 ? " (IMDS disabled, or the hop limit is too low for a pod)" : ""));
-    const std::string t = Trimmed(token.body);
+    const std::string t = common::FetchSessionToken(host_, imds_.endpoint() + "/latest/api/token",
+                                                    "X-aws-ec2-metadata-token-ttl-seconds: 21600", imds_.deadline(),
+                                                    "IMDS disabled, or the hop limit is too low for a pod");
     try {
       const std::string path = "/latest/dynamic/instance-identity/document";
       std::string body = Get(path, t, false);

@@ -68,8 +68,6 @@ class CloudGate {
               " metadata read decides, with the probe deadline, once");
   }
 
-  // True until the undecided plugin's first metadata read has answered.
-  bool probing() const { return probing_; }
   // True once that read failed: the plugin does nothing more.
   bool off() const { return off_; }
 

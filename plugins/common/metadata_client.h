@@ -79,6 +79,33 @@ inline std::string FetchText(const sdk::Host& host, const std::string& url, cons
   return response.body;
 }
 
+// `text` without leading and trailing whitespace (metadata answers end in
+// a newline, or not).
+inline std::string TrimSpace(std::string text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  std::size_t start = 0;
+  while (start < text.size() && std::isspace(static_cast<unsigned char>(text[start]))) ++start;
+  return text.substr(start);
+}
+
+// The session token of a metadata service that hands one out to a PUT
+// carrying its TTL header (AWS IMDSv2, Alibaba; host ABI 1.4). `hint_403`
+// completes the error of a 403 answer. Throws MetadataError.
+inline std::string FetchSessionToken(const sdk::Host& host, const std::string& url, const std::string& ttl_header,
+                                     uint32_t timeout_ms, const std::string& hint_403 = "") {
+  sdk::HttpResponse response;
+  try {
+    response = host.HttpRequest("PUT", url, {ttl_header}, timeout_ms, 4096);
+  } catch (const sdk::Error& e) {
+    throw MetadataError(e.what());
+  }
+  std::string token = TrimSpace(response.body);
+  if (response.status != 200 || token.empty())
+    throw MetadataError("PUT " + url + ": HTTP " + std::to_string(response.status) +
+                        (response.status == 403 && !hint_403.empty() ? " (" + hint_403 + ")" : ""));
+  return token;
+}
+
 // GET `url` and parse a JSON body; throws MetadataError naming the URL and
 // the parse error.
 inline rapidjson::Document FetchJson(const sdk::Host& host, const std::string& url,

@@ -191,17 +191,16 @@ class GcpPlugin {
     const std::vector<std::string> headers{"Metadata-Flavor: Google"};
     const std::string base = metadata_.endpoint() + "/computeMetadata/v1/instance/";
     GceInstance inst;
-    std::string type = common::FetchText(host_, base + "machine-type", headers, metadata_.deadline(), kMaxMetadataBody);
-    while (!type.empty() && std::isspace(static_cast<unsigned char>(type.back()))) type.pop_back();
+    const uint32_t deadline = metadata_.deadline();
+    std::string type =
+        common::TrimSpace(common::FetchText(host_, base + "machine-type", headers, deadline, kMaxMetadataBody));
     inst.machine_type = type.substr(type.rfind('/') + 1);
     if (inst.machine_type.empty()) throw common::MetadataError("GET " + base + "machine-type: empty machine type");
     std::string url = base + "network-interfaces/?recursive=true&alt=json";
-    inst.interfaces = ParseInterfaces(common::FetchJson(host_, url, headers, metadata_.deadline(), kMaxMetadataBody), url);
+    inst.interfaces = ParseInterfaces(common::FetchJson(host_, url, headers, deadline, kMaxMetadataBody), url);
     try {
-      inst.physical_host =
-          common::FetchText(host_, base + "attributes/physical_host", headers, metadata_.deadline(), kMaxMetadataBody);
-      while (!inst.physical_host.empty() && std::isspace(static_cast<unsigned char>(inst.physical_host.back())))
-        inst.physical_host.pop_back();
+      inst.physical_host = common::TrimSpace(
+          common::FetchText(host_, base + "attributes/physical_host", headers, deadline, kMaxMetadataBody));
     } catch (const common::MetadataError& e) {
       // Not every VM type reports its physical host; the rest stays useful.
       host_.Info(std::string("GCE physical_host not available (normal on many VM types): ") + e.what());
