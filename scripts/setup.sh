@@ -10,8 +10,8 @@ packages=(
   libboost-dev libboost-filesystem-dev
   # kubelet gRPC + NRI messages
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  # HTTP client, JSON, YAML, CLI; SHA-256 (plugins/aws)
-  libcurl4-openssl-dev rapidjson-dev libyaml-cpp-dev libcli11-dev libssl-dev
+  # HTTP client, JSON, YAML, CLI; SHA-256 (plugins/aws); CRC-32 (checkpoint)
+  libcurl4-openssl-dev rapidjson-dev libyaml-cpp-dev libcli11-dev libssl-dev zlib1g-dev
   # netlink, RDMA, PCI names
   libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libibverbs-dev libpci-dev pci.ids
   # AMD GPU topology (loaded at run time by plugins/amd)

@@ -89,7 +89,7 @@ RootDirectory::~RootDirectory() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-int RootDirectory::OpenAt(int dir_fd, const std::filesystem::path& dir_path, const char* name, int flags) const {
+int RootDirectory::OpenAt(int dir_fd, std::string_view dir_path, const char* name, int flags) const {
   if (!contained_) return ::openat(dir_fd, name, flags);
   // Most opens stay below their directory and take one walk from it.
   int fd = OpenAt2(dir_fd, name, flags, kBeneath);
@@ -99,7 +99,7 @@ int RootDirectory::OpenAt(int dir_fd, const std::filesystem::path& dir_path, con
   // ".." and absolute targets stop. Not lexically normalised: ".." after a
   // symlink is the kernel's to resolve.
   std::string_view root = path_.native();
-  std::string_view dir = dir_path.native();
+  std::string_view dir = dir_path;
   if (dir.substr(0, root.size()) != root || (dir.size() > root.size() && root.back() != '/' &&
                                              dir[root.size()] != '/')) {
     errno = EXDEV;  // not a directory of this tree

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace dranet {
 
@@ -59,9 +60,9 @@ class RootDirectory {
   // opened by). `name` is relative; an absolute one starts at the root.
   // Returns the fd, or -1 with errno set (ENOSYS without openat2: a tree is
   // never read without containment).
-  int OpenAt(int dir_fd, const std::filesystem::path& dir_path, const char* name, int flags) const;
+  int OpenAt(int dir_fd, std::string_view dir_path, const char* name, int flags) const;
   // OpenAt() from the root itself.
-  int Open(const char* name, int flags) const { return OpenAt(fd_, path_, name, flags); }
+  int Open(const char* name, int flags) const { return OpenAt(fd_, path_.native(), name, flags); }
 
  private:
   std::filesystem::path path_;

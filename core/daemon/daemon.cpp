@@ -248,7 +248,17 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   }
   inventory::Discoverer& discoverer = *discoverer_owner;
   std::mutex devices_mu;
-  std::condition_variable inventory_changed;  // notified with every new inventory
+  // Notified with every new inventory and every change of a component's
+  // state that readiness reads (kubelet registration, the NRI connection).
+  std::condition_variable inventory_changed;
+  bool status_changed = false;  // under devices_mu: a component's state changed
+  auto on_status_change = [&] {
+    {
+      std::lock_guard lock(devices_mu);
+      status_changed = true;
+    }
+    inventory_changed.notify_all();
+  };
   // Null until the first discovery: prepare says "not ready yet" instead of
   // "device not in the inventory".
   std::shared_ptr<const std::vector<inventory::Device>> current_devices;
@@ -386,6 +396,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
       logger.Info("profile provider ready", {{"provider", "cloud"}, {"plugins", plugins.empty() ? "none" : plugins}});
     }
     kubelet_plugin->SetOperationObserver(observer);
+    kubelet_plugin->SetStatusListener(on_status_change);
     kubelet_plugin->SetNetdevApplier(netns_mover.get());
     kubelet_plugin->SetEventSink([&](const kubelet::ClaimRequest& claim, const std::string& reason,
                                      const std::string& message) {
@@ -407,6 +418,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     nri_options.socket_path = options.nri_socket;
     nri_options.plugin_name = options.driver_name;
     nri_options.observer = observer;
+    nri_options.on_state_change = on_status_change;
     auto& bypassed = metrics.Counter("dranet_bypassed_containers_total",
                                      "Containers found running without their dra.net devices (started while NRI was "
                                      "down), each counted once");
@@ -470,9 +482,10 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   auto& bypassed_now = metrics.Gauge("dranet_bypassed_containers",
                                      "Containers running without their dra.net devices at the last NRI synchronize");
   // One thread turns the components' states into readiness conditions. It
-  // sleeps until a new inventory (or stop); while an inventory waits for its
-  // publish confirmation it looks every 100 ms, otherwise once a second
-  // (kubelet registration and the NRI connection are read each time).
+  // sleeps until a new inventory, a component's state change (kubelet
+  // registration, the NRI connection) or stop; while an inventory waits for
+  // its publish confirmation it looks every 100 ms. Nothing changes while it
+  // sleeps (kStatusSafetyPeriod only bounds what a missed wake-up could cost).
   std::atomic<bool> stopping{false};
   std::thread probe([&] {
     pthread_setname_np(pthread_self(), "readiness");
@@ -496,8 +509,10 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
       }
       if (unconfirmed && seq > confirmed) continue;  // WaitForSync has just waited
       std::unique_lock lock(devices_mu);
-      inventory_changed.wait_for(lock, std::chrono::seconds(1),
-                                 [&] { return stopping || last_sequence != seq; });
+      constexpr auto kStatusSafetyPeriod = std::chrono::seconds(30);
+      inventory_changed.wait_for(lock, kStatusSafetyPeriod,
+                                 [&] { return stopping || last_sequence != seq || status_changed; });
+      status_changed = false;
     }
   });
   health.Set("started", true);

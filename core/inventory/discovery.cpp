@@ -101,11 +101,17 @@ class DiscoveryPass {
     PciFunction function;
     function.address = address;
     function.class_code = class_code;
-    function.vendor_id = ReadHexFile(dir, "vendor");
-    function.device_id = ReadHexFile(dir, "device");
-    function.subsystem_device_id = ReadHexFile(dir, "subsystem_device");
+    // The ids and the bound driver from the function's uevent, one read
+    // where four would do; the separate files where it lacks them.
+    std::optional<PciUevent> uevent;
+    if (auto text = dir.Read("uevent")) uevent = ParsePciUevent(*text);
+    function.vendor_id = uevent && uevent->vendor_id ? uevent->vendor_id : ReadHexFile(dir, "vendor");
+    function.device_id = uevent && uevent->device_id ? uevent->device_id : ReadHexFile(dir, "device");
+    function.subsystem_device_id =
+        uevent && uevent->subsystem_device_id ? uevent->subsystem_device_id : ReadHexFile(dir, "subsystem_device");
     function.numa_node = ReadDecimalFile(dir, "numa_node").value_or(-1);
-    function.driver = dir.LinkTargetName("driver").value_or("");
+    // The kernel writes DRIVER= whenever a driver is bound.
+    function.driver = uevent ? uevent->driver : dir.LinkTargetName("driver").value_or("");
     if (auto resolved = pci_device_links_.ResolveLink(address)) {
       function.pcie_root = PcieRootInPath(*resolved, paths_.sysfs);
     }
@@ -148,10 +154,12 @@ class DiscoveryPass {
         log_.Warning("ignoring PCI entry that is not a PCI address", {{"entry", address}});
         continue;
       }
-      SysfsDirectory dir(sysfs_, PciDir(address));
-      auto class_code = ReadHexFile(dir, "class");
+      // Most functions of a GPU node are not network functions: their class
+      // is read through the listing's link, without opening their directory
+      // (from sys/, where the link's climb to devices/ stays below the start).
+      auto class_code = ReadHexFile(sysfs_, (PciDir(address) + "/class").c_str());
       if (!class_code || (*class_code >> 16) != kNetworkBaseClass) continue;
-      PciFunction function = ReadPciFunction(dir, address, class_code);
+      PciFunction function = ReadPciFunction(SysfsDirectory(sysfs_, PciDir(address)), address, class_code);
       if (function.driver.empty()) {
         log_.Info("PCI network function skipped: no driver bound", {{"pciAddress", address}});
         continue;
@@ -174,10 +182,18 @@ class DiscoveryPass {
     for (const auto& rdma_device : class_infiniband.List()) {
       // Relative links inside the device directory resolve against its real
       // location, not against the class/ alias.
-      fs::path dir = class_infiniband.ResolveLink(rdma_device).value_or(class_dir / rdma_device);
+      auto class_link = class_infiniband.ResolveLink(rdma_device);
+      fs::path dir = class_link.value_or(class_dir / rdma_device);
       SysfsDirectory device_dir = OpenUnderRoot(dir);
-      auto resolved = device_dir.ResolveLink("device");
-      std::string address = resolved ? PciAddressInPath(*resolved) : std::string();
+      // The kernel puts an RDMA device under its parent (.../<pci>/infiniband/
+      // mlx5_0, or .../<pci>/mlx5_core.rdma.0/infiniband/mlx5_0): the class
+      // link names the function the `device` link would, one read fewer. The
+      // `device` link is read where the class link names no PCI function.
+      std::string address = class_link ? PciAddressInPath(class_link->native()) : std::string();
+      if (address.empty()) {
+        auto resolved = device_dir.ResolveLink("device");
+        if (resolved) address = PciAddressInPath(resolved->native());
+      }
       if (!address.empty()) {
         auto it = pci_devices_.find(address);
         if (it == pci_devices_.end()) {
@@ -189,17 +205,19 @@ class DiscoveryPass {
       }
       // RoCE: the netdev behind each port's default GID (index 0) names the
       // netdev this HCA serves (also for bonds and soft-RoCE without PCI).
-      SysfsDirectory ports(device_dir, "ports");
-      for (const auto& port : ports.List()) {
-        auto netdev = ports.Read((port + "/gid_attrs/ndevs/0").c_str());
+      for (const auto& port : device_dir.List("ports")) {
+        auto netdev = device_dir.Read(("ports/" + port + "/gid_attrs/ndevs/0").c_str());
         if (netdev && !netdev->empty()) rdma_by_netdev_.emplace(*netdev, rdma_device);
       }
     }
   }
 
-  std::optional<CharDevice> ReadCharDevice(const SysfsDirectory& class_entry, const std::string& dev_name) {
-    fs::path dev_file = class_entry.path() / "dev";
-    auto text = class_entry.Read("dev");
+  // The char device `dev_name` whose sysfs directory is `entry_dir`, a path
+  // relative to sys/ (its `dev` file).
+  std::optional<CharDevice> ReadCharDevice(const std::string& entry_dir, const std::string& dev_name) {
+    const std::string dev_relative = entry_dir + "/dev";
+    fs::path dev_file = paths_.sysfs / dev_relative;
+    auto text = sysfs_.Read(dev_relative.c_str());
     if (!text) return std::nullopt;
     auto colon = text->find(':');
     std::optional<int64_t> major, minor;
@@ -218,15 +236,17 @@ class DiscoveryPass {
   void ScanCharDevices() {
     for (const char* class_name : {"class/infiniband_verbs", "class/infiniband_mad"}) {
       for (const auto& entry : sysfs_.List(class_name)) {
-        SysfsDirectory dir(sysfs_, std::string(class_name) + "/" + entry);
-        auto rdma_device = dir.Read("ibdev");
+        // Two reads through the entry's link, no directory opened for them;
+        // from sys/, where the link's climb to devices/ stays below the start.
+        const std::string entry_dir = std::string(class_name) + "/" + entry;
+        auto rdma_device = sysfs_.Read((entry_dir + "/ibdev").c_str());
         if (!rdma_device) continue;  // abi_version and other plain files
-        if (auto char_device = ReadCharDevice(dir, entry)) {
+        if (auto char_device = ReadCharDevice(entry_dir, entry)) {
           char_devices_by_rdma_[*rdma_device].push_back(*char_device);
         }
       }
     }
-    rdma_cm_ = ReadCharDevice(SysfsDirectory(sysfs_, "class/misc/rdma_cm"), "rdma_cm");
+    rdma_cm_ = ReadCharDevice("class/misc/rdma_cm", "rdma_cm");
   }
 
   // Phase 3: netdevs, attached to their PCI function or published as virtual.
@@ -244,7 +264,7 @@ class DiscoveryPass {
         continue;
       }
       auto resolved = netdev_links_.ResolveLink(link.name);
-      std::string address = resolved ? PciAddressInPath(*resolved) : std::string();
+      std::string address = resolved ? PciAddressInPath(resolved->native()) : std::string();
       if (address.empty()) {
         bool is_virtual = resolved && resolved->lexically_relative(paths_.sysfs / "devices/virtual").native().rfind(
                                           "..", 0) != 0;

@@ -107,6 +107,41 @@ LinkFacts ReadSysfsLink(const SysfsDirectory& dir, const std::string& name, Logg
   return link;
 }
 
+// The facts netlink.json records for a link (written by capture from the
+// live RTM_GETLINK dump): the same fields ReadSysfsLink reads from sysfs,
+// plus what only rtnetlink says (MTU range, GSO/GRO sizes). A member that is
+// present but not a number in range is logged and read as absent.
+LinkFacts ReadRecordedLink(const rapidjson::Value& entry, const std::string& name, const fs::path& file, Logger& log,
+                           std::string* master_out) {
+  LinkFacts link;
+  link.name = name;
+  auto number = [&](const char* key, uint32_t max) -> uint32_t {
+    auto it = entry.FindMember(key);
+    if (it == entry.MemberEnd()) return 0;
+    if (it->value.IsUint() && it->value.GetUint() <= max) return it->value.GetUint();
+    log.Warning("ignoring a malformed link fact in netlink.json",
+                {{"file", file.string()}, {"ifName", name}, {"member", key}});
+    return 0;
+  };
+  constexpr uint32_t kMaxIndex = INT32_MAX;
+  link.ifindex = static_cast<int>(number("ifindex", kMaxIndex));
+  link.flags = number("flags", UINT32_MAX);
+  link.mtu = number("mtu", UINT32_MAX);
+  link.arp_type = static_cast<uint16_t>(number("arpType", UINT16_MAX));
+  link.parent_index = static_cast<int>(number("parentIndex", kMaxIndex));
+  link.min_mtu = number("minMtu", UINT32_MAX);
+  link.max_mtu = number("maxMtu", UINT32_MAX);
+  link.gso_max_size = number("gsoMaxSize", UINT32_MAX);
+  link.gro_max_size = number("groMaxSize", UINT32_MAX);
+  link.gso_ipv4_max_size = number("gsoIpv4MaxSize", UINT32_MAX);
+  link.gro_ipv4_max_size = number("groIpv4MaxSize", UINT32_MAX);
+  link.operstate = StringMember(entry, "operstate");
+  link.mac = StringMember(entry, "mac");
+  link.alias = StringMember(entry, "alias");
+  *master_out = StringMember(entry, "master");
+  return link;
+}
+
 
 // netlink.json spells rtnetlink enums the way iproute2 does where a name is
 // common; any other value is written as a number. The reader accepts both.
@@ -342,46 +377,53 @@ void RequireUsableSnapshotNetlink(const fs::path& host_root) {
 
 NetlinkFacts ReadSnapshotNetlinkFacts(const fs::path& host_root, Logger& log) {
   HostPaths paths(host_root);
+  auto root = SysfsDirectory::OpenRoot(paths.root);
+  fs::path netlink_file = paths.root / kSnapshotNetlinkFile;
+  auto document = ReadJsonFile(root, kSnapshotNetlinkFile, log);
+  std::map<std::string, const rapidjson::Value*> entry_by_name;
+  if (!document) {
+    log.Warning("snapshot has no usable netlink.json; link kinds, addresses and routes are unknown",
+                {{"file", netlink_file.string()}});
+  } else if (auto links = document->FindMember("links"); links != document->MemberEnd() && links->value.IsArray()) {
+    for (const auto& entry : links->value.GetArray()) {
+      if (entry.IsObject()) entry_by_name.emplace(StringMember(entry, "name"), &entry);
+    }
+  }
+
+  // The links are the snapshot's class/net entries. Their facts come from
+  // the recorded dump where netlink.json has them (one file, as a live node
+  // reads one dump), else from each netdev's sysfs files.
   NetlinkFacts facts;
   std::map<std::string, std::string> master_by_name;
-  auto root = SysfsDirectory::OpenRoot(paths.root);
   // Netdev directories are opened from sys/: their class/net links climb
   // to sys/devices/, which keeps the walk below the directory it starts in.
   SysfsDirectory sysfs(root, "sys");
   for (const auto& name : sysfs.List("class/net")) {
-    SysfsDirectory dir(sysfs, "class/net/" + name);
+    auto found = entry_by_name.find(name);
+    const rapidjson::Value* entry = found == entry_by_name.end() ? nullptr : found->second;
     std::string master;
-    facts.links.push_back(ReadSysfsLink(dir, name, log, &master));
-    if (!master.empty()) master_by_name[name] = master;
-  }
-  std::map<std::string, LinkFacts*> by_name;
-  for (auto& link : facts.links) by_name[link.name] = &link;
-  for (const auto& [name, master] : master_by_name) {
-    auto it = by_name.find(master);
-    if (it != by_name.end()) by_name[name]->master_index = it->second->ifindex;
-  }
-
-  fs::path netlink_file = paths.root / kSnapshotNetlinkFile;
-  auto document = ReadJsonFile(root, kSnapshotNetlinkFile, log);
-  if (!document) {
-    log.Warning("snapshot has no usable netlink.json; link kinds, addresses and routes are unknown",
-                {{"file", netlink_file.string()}});
-  } else {
-    auto links = document->FindMember("links");
-    if (links != document->MemberEnd() && links->value.IsArray()) {
-      for (const auto& entry : links->value.GetArray()) {
-        if (!entry.IsObject()) continue;
-        auto it = by_name.find(StringMember(entry, "name"));
-        if (it == by_name.end()) continue;
-        it->second->kind = StringMember(entry, "kind");
-        it->second->bpf_programs = ReadBpfProgramNames(entry);
-        auto addresses = entry.FindMember("addresses");
-        if (addresses == entry.MemberEnd() || !addresses->value.IsArray()) continue;
-        for (const auto& address : addresses->value.GetArray()) {
-          if (address.IsString()) it->second->addresses.emplace_back(address.GetString());
-        }
-      }
+    if (entry && entry->HasMember("ifindex")) {
+      facts.links.push_back(ReadRecordedLink(*entry, name, netlink_file, log, &master));
+    } else {
+      facts.links.push_back(ReadSysfsLink(SysfsDirectory(sysfs, "class/net/" + name), name, log, &master));
     }
+    if (!master.empty()) master_by_name[name] = master;
+    if (!entry) continue;
+    LinkFacts& link = facts.links.back();
+    link.kind = StringMember(*entry, "kind");
+    link.bpf_programs = ReadBpfProgramNames(*entry);
+    auto addresses = entry->FindMember("addresses");
+    if (addresses == entry->MemberEnd() || !addresses->value.IsArray()) continue;
+    for (const auto& address : addresses->value.GetArray()) {
+      if (address.IsString()) link.addresses.emplace_back(address.GetString());
+    }
+  }
+  std::map<std::string, const LinkFacts*> by_name;
+  for (const auto& link : facts.links) by_name[link.name] = &link;
+  for (auto& link : facts.links) {
+    auto master = master_by_name.find(link.name);
+    if (master == master_by_name.end()) continue;
+    if (auto it = by_name.find(master->second); it != by_name.end()) link.master_index = it->second->ifindex;
   }
   std::sort(facts.links.begin(), facts.links.end(),
             [](const LinkFacts& a, const LinkFacts& b) { return std::pair(a.ifindex, a.name) < std::pair(b.ifindex, b.name); });
@@ -405,7 +447,7 @@ NetlinkFacts ReadSnapshotNetlinkFacts(const fs::path& host_root, Logger& log) {
 namespace {
 
 // Files worth recording, per kind of sysfs directory.
-constexpr const char* kPciFiles[] = {"class", "vendor", "device", "subsystem_vendor", "subsystem_device",
+constexpr const char* kPciFiles[] = {"uevent", "class", "vendor", "device", "subsystem_vendor", "subsystem_device",
                                      "numa_node", "revision", "local_cpulist", "sriov_totalvfs", "sriov_numvfs",
                                      "current_link_speed", "current_link_width", "max_link_speed",
                                      "max_link_width"};
@@ -629,13 +671,35 @@ std::string NetlinkJson(const NetlinkFacts& facts) {
   json.Key("links");
   json.StartArray();
   std::map<int, std::string> name_by_index;
+  for (const auto& link : facts.links) name_by_index[link.ifindex] = link.name;
   for (const auto& link : facts.links) {
-    name_by_index[link.ifindex] = link.name;
     json.StartObject();
     json.Key("name");
     json.String(link.name.c_str());
     json.Key("kind");
     json.String(link.kind.c_str());
+    // The dump's own facts, so that discovery on the snapshot reads this one
+    // file as a node reads one dump (ReadRecordedLink).
+    json.Key("ifindex");
+    json.Int(link.ifindex);
+    for (const auto& [key, value] :
+         {std::pair{"flags", link.flags}, std::pair{"mtu", link.mtu}, std::pair{"arpType", uint32_t{link.arp_type}},
+          std::pair{"parentIndex", static_cast<uint32_t>(std::max(link.parent_index, 0))},
+          std::pair{"minMtu", link.min_mtu}, std::pair{"maxMtu", link.max_mtu},
+          std::pair{"gsoMaxSize", link.gso_max_size}, std::pair{"groMaxSize", link.gro_max_size},
+          std::pair{"gsoIpv4MaxSize", link.gso_ipv4_max_size}, std::pair{"groIpv4MaxSize", link.gro_ipv4_max_size}}) {
+      json.Key(key);
+      json.Uint(value);
+    }
+    for (const auto& [key, value] : {std::pair{"operstate", &link.operstate}, std::pair{"mac", &link.mac},
+                                     std::pair{"alias", &link.alias}}) {
+      json.Key(key);
+      json.String(value->c_str(), static_cast<rapidjson::SizeType>(value->size()));
+    }
+    if (auto master = name_by_index.find(link.master_index); link.master_index != 0 && master != name_by_index.end()) {
+      json.Key("master");
+      json.String(master->second.c_str());
+    }
     json.Key("addresses");
     json.StartArray();
     for (const auto& address : link.addresses) json.String(address.c_str());

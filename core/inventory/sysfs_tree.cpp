@@ -66,42 +66,66 @@ std::optional<std::string> ReadPage(int fd) {
   return std::string(buffer, end);
 }
 
+// Calls `on_part` with each component of `path` other than "" and ".".
+template <typename OnPart>
+void ForEachPart(std::string_view path, OnPart on_part) {
+  while (!path.empty()) {
+    auto slash = path.find('/');
+    std::string_view part = path.substr(0, slash);
+    path.remove_prefix(slash == std::string_view::npos ? path.size() : slash + 1);
+    if (!part.empty() && part != ".") on_part(part);
+  }
+}
+
 // `target` (a link's text) joined to `link_dir` (a path under `root`) and
 // normalised, with ".." stopping at `root` and absolute targets starting
 // there: where the kernel's RESOLVE_IN_ROOT would look, as far as the
-// lexical path tells.
-fs::path JoinInRoot(const fs::path& root, const fs::path& link_dir, const fs::path& target) {
-  std::vector<fs::path> parts;
-  auto walk = [&parts](const fs::path& path) {
-    for (const auto& part : path.relative_path()) {
-      if (part.empty() || part == ".") continue;
-      if (part != "..") {
-        parts.push_back(part);
-      } else if (!parts.empty()) {
-        parts.pop_back();
-      }
+// lexical path tells. On text: this runs for every link discovery reads.
+fs::path JoinInRoot(const std::string& root, std::string_view link_dir, std::string_view target) {
+  std::vector<std::string_view> parts;
+  auto walk = [&parts](std::string_view part) {
+    if (part != "..") {
+      parts.push_back(part);
+    } else if (!parts.empty()) {
+      parts.pop_back();
     }
   };
-  if (target.is_relative()) walk(link_dir.lexically_relative(root));
-  walk(target);
-  fs::path out = root;
-  for (const auto& part : parts) out /= part;
-  return out;
+  std::string outside;  // link_dir relative to root, where it does not start with it
+  if (target.empty() || target.front() != '/') {
+    std::string_view root_text = root;
+    bool below = link_dir.substr(0, root_text.size()) == root_text &&
+                 (link_dir.size() == root_text.size() || root_text.back() == '/' || link_dir[root_text.size()] == '/');
+    if (below) {
+      ForEachPart(link_dir.substr(root_text.size()), walk);
+    } else {
+      outside = fs::path(link_dir).lexically_relative(root).string();
+      ForEachPart(outside, walk);
+    }
+  }
+  ForEachPart(target, walk);
+  std::string out = root;
+  for (const auto& part : parts) {
+    if (out.empty() || out.back() != '/') out += '/';
+    out += part;
+  }
+  return fs::path(std::move(out));
 }
 
 }  // namespace
 
-SysfsDirectory::SysfsDirectory(std::shared_ptr<const RootDirectory> root, fs::path path, int fd)
+SysfsDirectory::SysfsDirectory(std::shared_ptr<const RootDirectory> root, std::string path, int fd)
     : root_(std::move(root)), path_(std::move(path)), fd_(fd) {}
 
 SysfsDirectory SysfsDirectory::OpenRoot(const fs::path& root) {
   auto directory = std::make_shared<const RootDirectory>(root);
   int fd = directory->fd();
-  return SysfsDirectory(std::move(directory), root, fd);
+  return SysfsDirectory(std::move(directory), root.native(), fd);
 }
 
 SysfsDirectory::SysfsDirectory(const SysfsDirectory& base, const std::string& relative)
-    : root_(base.root_), path_(base.path_ / relative), fd_(base.Open(relative.c_str(), kDirectoryFlags)) {}
+    : root_(base.root_),
+      path_(base.path_.empty() || base.path_.back() == '/' ? base.path_ + relative : base.path_ + "/" + relative),
+      fd_(base.Open(relative.c_str(), kDirectoryFlags)) {}
 
 SysfsDirectory::~SysfsDirectory() {
   // The root's own fd belongs to root_, which outlives this object.
@@ -160,30 +184,40 @@ std::optional<std::string> SysfsDirectory::LinkTargetName(const std::string& nam
 std::optional<fs::path> SysfsDirectory::ResolveLink(const std::string& name) const {
   auto target = ReadLink(name);
   if (!target) return std::nullopt;
-  return JoinInRoot(root_->path(), (path_ / name).parent_path(), *target);
+  // The link's directory: this one, or the one `name` names below it.
+  std::string link_dir = path_;
+  if (auto slash = name.rfind('/'); slash != std::string::npos) link_dir += "/" + name.substr(0, slash);
+  return JoinInRoot(root_->path().native(), link_dir, *target);
 }
 
 std::vector<std::string> SysfsDirectory::List(const std::string& name, std::error_code* error_out) const {
   std::vector<std::string> names;
   std::error_code error;
   // Listed through a contained open, never by path: a directory that is a
-  // link out of the root is not followed there.
+  // link out of the root is not followed there. getdents64 straight on the
+  // fd: opendir's checks would cost two more system calls per listing.
   int fd = Open(name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR* dir = fd < 0 ? nullptr : ::fdopendir(fd);
-  if (!dir) {
+  if (fd < 0) {
     error.assign(errno, std::generic_category());
-    if (fd >= 0) ::close(fd);
   } else {
-    errno = 0;
-    while (const dirent* entry = ::readdir(dir)) {
-      std::string_view entry_name(entry->d_name);
-      if (entry_name != "." && entry_name != "..") names.emplace_back(entry_name);
+    alignas(struct dirent64) char buffer[16 * 1024];
+    for (;;) {
+      ssize_t length = ::getdents64(fd, buffer, sizeof(buffer));
+      if (length < 0 && errno == EINTR) continue;
+      if (length < 0) {
+        error.assign(errno, std::generic_category());
+        names.clear();
+        break;
+      }
+      if (length == 0) break;
+      for (ssize_t offset = 0; offset < length;) {
+        const auto* entry = reinterpret_cast<const struct dirent64*>(buffer + offset);
+        offset += entry->d_reclen;
+        std::string_view entry_name(entry->d_name);
+        if (entry_name != "." && entry_name != "..") names.emplace_back(entry_name);
+      }
     }
-    if (errno != 0) {
-      error.assign(errno, std::generic_category());
-      names.clear();
-    }
-    ::closedir(dir);
+    ::close(fd);
   }
   if (error_out) *error_out = error;
   std::sort(names.begin(), names.end());
@@ -204,22 +238,59 @@ std::optional<std::string> ReadSysfsValue(const fs::path& path) {
   return ReadPage(::open(path.c_str(), kReadOpenFlags));
 }
 
-std::string PciAddressInPath(const fs::path& path) {
-  std::vector<std::string> components;
-  for (const auto& part : path) components.push_back(part.string());
-  for (auto it = components.rbegin(); it != components.rend(); ++it) {
-    if (IsPciAddress(*it)) return *it;
+std::string PciAddressInPath(std::string_view path) {
+  while (!path.empty()) {
+    auto slash = path.rfind('/');
+    std::string_view part = slash == std::string_view::npos ? path : path.substr(slash + 1);
+    if (IsPciAddress(part)) return std::string(part);
+    path.remove_suffix(slash == std::string_view::npos ? path.size() : path.size() - slash);
   }
   return {};
 }
 
 std::string PcieRootInPath(const fs::path& resolved, const fs::path& sysfs) {
-  fs::path relative = resolved.lexically_relative((sysfs / "devices").lexically_normal());
-  if (relative.empty() || *relative.begin() == "..") return {};
-  for (const auto& part : relative) {
-    if (IsPciRootBusName(part.string())) return part.string();
+  // Both normalised: `resolved` as ResolveLink() makes it, lexically below
+  // <sysfs>/devices or not at all.
+  const std::string devices = (sysfs / "devices").lexically_normal().native();
+  std::string_view path = resolved.native();
+  if (path.substr(0, devices.size()) != devices || path.size() <= devices.size() || path[devices.size()] != '/') {
+    return {};
   }
-  return {};
+  std::string root;
+  ForEachPart(path.substr(devices.size()), [&root](std::string_view part) {
+    if (root.empty() && IsPciRootBusName(part)) root = part;
+  });
+  return root;
+}
+
+PciUevent ParsePciUevent(std::string_view text) {
+  PciUevent uevent;
+  // "1AF4:1041": two hex ids.
+  auto id_pair = [](std::string_view value, std::optional<uint64_t>& first, std::optional<uint64_t>& second) {
+    auto colon = value.find(':');
+    if (colon == std::string_view::npos) return;
+    auto a = ParseHex(value.substr(0, colon));
+    auto b = ParseHex(value.substr(colon + 1));
+    if (!a || !b || *a > 0xffff || *b > 0xffff) return;
+    first = a;
+    second = b;
+  };
+  while (!text.empty()) {
+    auto end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    auto equals = line.find('=');
+    if (equals == std::string_view::npos) continue;
+    std::string_view key = line.substr(0, equals), value = line.substr(equals + 1);
+    if (key == "DRIVER") {
+      uevent.driver = std::string(value);
+    } else if (key == "PCI_ID") {
+      id_pair(value, uevent.vendor_id, uevent.device_id);
+    } else if (key == "PCI_SUBSYS_ID") {
+      id_pair(value, uevent.subsystem_vendor_id, uevent.subsystem_device_id);
+    }
+  }
+  return uevent;
 }
 
 std::optional<int64_t> ParseDecimal(std::string_view text) {

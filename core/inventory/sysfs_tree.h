@@ -55,7 +55,7 @@ class SysfsDirectory {
 
   bool ok() const { return fd_ >= 0; }
   // The root joined with the relative paths this directory was opened by.
-  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path path() const { return path_; }
 
   // Trimmed content of `name` (may contain '/'), capped at one page.
   std::optional<std::string> Read(const char* name) const;
@@ -79,13 +79,13 @@ class SysfsDirectory {
   std::optional<unsigned> FileType(const char* name, bool follow_link = true) const;
 
  private:
-  SysfsDirectory(std::shared_ptr<const RootDirectory> root, std::filesystem::path path, int fd);
+  SysfsDirectory(std::shared_ptr<const RootDirectory> root, std::string path, int fd);
   int Open(const char* name, int flags) const;
   // The link text of `name`; nullopt when it is not a symlink.
   std::optional<std::string> ReadLink(const std::string& name) const;
 
   std::shared_ptr<const RootDirectory> root_;
-  std::filesystem::path path_;
+  std::string path_;  // path(), kept as text: made per directory, read only by logs and ResolveLink
   int fd_ = -1;
 };
 
@@ -95,11 +95,21 @@ std::optional<std::string> ReadSysfsValue(const std::filesystem::path& path);
 
 // The nearest PCI address component walking up from the end of `path`
 // (".../0000:8a:00.0/net/eth0" -> "0000:8a:00.0"); empty when there is none.
-std::string PciAddressInPath(const std::filesystem::path& path);
+std::string PciAddressInPath(std::string_view path);
 
 // The PCI root bus ("pci0000:80") a resolved device path hangs from: the first
 // component under <sysfs>/devices that names a root bus. Empty when none.
 std::string PcieRootInPath(const std::filesystem::path& resolved, const std::filesystem::path& sysfs);
+
+// What a PCI function's `uevent` file says (the kernel's dev_uevent and
+// pci_uevent: DRIVER=, PCI_CLASS=, PCI_ID=, PCI_SUBSYS_ID=, ...). A key that
+// is missing or malformed is left empty.
+struct PciUevent {
+  std::string driver;  // empty when no driver is bound
+  std::optional<uint64_t> vendor_id, device_id;
+  std::optional<uint64_t> subsystem_vendor_id, subsystem_device_id;
+};
+PciUevent ParsePciUevent(std::string_view text);
 
 // Integer parsing for sysfs content ("0x15b3", "-1", "1500"). nullopt on
 // anything but one well-formed number.

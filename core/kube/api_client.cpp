@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 #include <condition_variable>
+#include <memory>
+#include <stop_token>
 
 #include <curl/curl.h>
 
@@ -15,6 +17,48 @@
 
 namespace dranet::kube {
 namespace {
+
+// The longest a streamed transfer sleeps when neither its socket nor one of
+// curl's own timers has anything: a bound, not a tick.
+constexpr int kStreamWaitMs = 60000;
+
+// A streamed response (a watch) lasts minutes with nothing to say.
+// curl_easy_perform would wake every second to run the progress callback
+// (the way `stop` is noticed); here the transfer sleeps until its socket,
+// one of curl's timers or `stop` (curl_multi_wakeup) wakes it. The handle's
+// connection is not kept for later calls: it belongs to this transfer's own
+// multi handle.
+CURLcode PerformStreamed(CURL* curl, std::stop_token stop) {
+  std::unique_ptr<CURLM, decltype(&curl_multi_cleanup)> multi(curl_multi_init(), curl_multi_cleanup);
+  if (!multi || curl_multi_add_handle(multi.get(), curl) != CURLM_OK) return curl_easy_perform(curl);
+  CURLcode result = CURLE_OK;
+  {
+    std::stop_callback wake(stop, [m = multi.get()] { curl_multi_wakeup(m); });
+    for (;;) {
+      int running = 0;
+      if (curl_multi_perform(multi.get(), &running) != CURLM_OK) {
+        result = CURLE_RECV_ERROR;
+        break;
+      }
+      if (running == 0) {
+        int queued = 0;
+        const CURLMsg* message = curl_multi_info_read(multi.get(), &queued);
+        result = message && message->msg == CURLMSG_DONE ? message->data.result : CURLE_RECV_ERROR;
+        break;
+      }
+      if (stop.stop_requested()) {
+        result = CURLE_ABORTED_BY_CALLBACK;
+        break;
+      }
+      if (curl_multi_poll(multi.get(), nullptr, 0, kStreamWaitMs, nullptr) != CURLM_OK) {
+        result = CURLE_RECV_ERROR;
+        break;
+      }
+    }
+  }
+  curl_multi_remove_handle(multi.get(), curl);
+  return result;
+}
 
 bool DefaultSleep(std::chrono::milliseconds delay, std::stop_token stop) {
   std::mutex mu;
@@ -288,7 +332,7 @@ ApiClient::Response ApiClient::PerformOnce(const Request& request, std::stop_tok
                      return static_cast<TransferState*>(user)->stop.stop_requested() ? 1 : 0;
                    });
 
-  CURLcode code = curl_easy_perform(curl);
+  CURLcode code = request.on_data ? PerformStreamed(curl, stop) : curl_easy_perform(curl);
   long http_status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http_status);
   handles_->Give(std::move(handle));

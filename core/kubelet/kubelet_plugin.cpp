@@ -1,15 +1,20 @@
 #include "kubelet/kubelet_plugin.h"
 
 #include <net/if.h>
-
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 
+#include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
 
+#include "base/unique_fd.h"
 #include "base/utf8.h"
 #include "dra_v1.grpc.pb.h"
 #include "dra_v1beta1.grpc.pb.h"
@@ -22,6 +27,9 @@ namespace {
 namespace v1 = k8s::io::kubelet::pkg::apis::dra::v1;
 namespace v1beta1 = k8s::io::kubelet::pkg::apis::dra::v1beta1;
 namespace reg = pluginregistration;
+
+// Server threads a socket keeps waiting for calls after a burst (above).
+constexpr int kMaxIdleServerThreads = 64;
 
 // When our answer must be ready: a margin before the caller's gRPC deadline
 // (kubelet's is 45 s), so that the answer still reaches it. No deadline: max.
@@ -112,6 +120,7 @@ class KubeletPlugin::Servers {
         owner_.registered_ = status->plugin_registered();
         owner_.registration_error_ = status->error();
       }
+      if (owner_.status_listener_) owner_.status_listener_();
       if (status->plugin_registered())
         owner_.log_.Info("registered with kubelet", {{"driver", owner_.options_.driver_name},
                                                      {"endpoint", owner_.dra_path_.string()}});
@@ -125,9 +134,11 @@ class KubeletPlugin::Servers {
     Servers& owner_;
   };
 
-  Servers(const KubeletPluginOptions& options, DraService& service, Logger& log)
+  Servers(const KubeletPluginOptions& options, DraService& service, Logger& log,
+          std::function<void()> status_listener)
       : options_(options),
         log_(log),
+        status_listener_(std::move(status_listener)),
         reg_path_(options.kubelet_root_dir / "plugins_registry" / (options.driver_name + "-reg.sock")),
         dra_path_(options.kubelet_root_dir / "plugins" / options.driver_name / "dra.sock"),
         v1_(service, "v1"),
@@ -139,14 +150,16 @@ class KubeletPlugin::Servers {
   void Start() {
     Serve(dra_);
     Serve(reg_);
-    watcher_ = std::jthread([this](std::stop_token stop) { Watch(stop); });
+    stop_fd_.Reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!stop_fd_.valid()) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
+    watcher_ = std::thread([this] { Watch(); });
     pthread_setname_np(watcher_.native_handle(), "kubelet-sockets");
   }
 
   void Stop() {
     if (watcher_.joinable()) {
-      watcher_.request_stop();
-      cv_.notify_all();
+      const uint64_t one = 1;
+      [[maybe_unused]] ssize_t written = ::write(stop_fd_.get(), &one, sizeof(one));
       watcher_.join();
     }
     // Registration first: kubelet stops sending work before the DRA socket goes.
@@ -192,6 +205,11 @@ class KubeletPlugin::Servers {
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("unix://" + path.string(), grpc::InsecureServerCredentials(), &port);
+    // Each call holds a server thread until its answer. With gRPC's default
+    // of at most 2 idle threads, a burst of calls (kubelet starting many pods)
+    // made and ended a thread per call; idle threads beyond one still end
+    // after gRPC's 10 s poll timeout, so this costs nothing when idle.
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, kMaxIdleServerThreads);
     if (endpoint.registration) {
       builder.RegisterService(&registration_);
     } else {
@@ -219,33 +237,65 @@ class KubeletPlugin::Servers {
     endpoint.inode = 0;
   }
 
-  void Watch(std::stop_token stop) {
-    std::unique_lock lock(watch_mu_);
-    while (!stop.stop_requested()) {
-      cv_.wait_for(lock, options_.socket_check_interval, [&] { return stop.stop_requested(); });
-      if (stop.stop_requested()) return;
-      for (Endpoint* e : {&dra_, &reg_}) {
-        if (SocketInode(PathOf(*e)) == e->inode) continue;
-        log_.Warning("kubelet socket removed or replaced; serving it again", {{"socket", PathOf(*e).string()}});
-        try {
-          e->inode = 0;  // not ours any more: Shutdown must not unlink it
-          Shutdown(*e);
-          if (e->registration) {
+  // Waits for a change in either socket's directory (inotify), for Stop(),
+  // or for socket_check_interval, whichever comes first; then re-serves a
+  // socket that was removed or replaced. Without inotify (no instances left
+  // on the node) only the interval wakes it.
+  void Watch() {
+    UniqueFd changes(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+    if (!changes.valid()) {
+      log_.Warning("cannot watch the kubelet socket directories; checking them every interval instead",
+                   {{"error", std::strerror(errno)},
+                    {"intervalMs", static_cast<int64_t>(options_.socket_check_interval.count())}});
+    }
+    for (;;) {
+      // Re-armed every round: a directory removed and made again by Serve()
+      // is a new inode that needs a new watch (the same one is kept as is).
+      if (changes.valid()) {
+        for (const auto& path : {reg_path_, dra_path_}) {
+          ::inotify_add_watch(changes.get(), path.parent_path().c_str(),
+                              IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
+                                  IN_ONLYDIR);
+        }
+      }
+      pollfd fds[2] = {{stop_fd_.get(), POLLIN, 0}, {changes.get(), POLLIN, 0}};
+      int ready = ::poll(fds, 2, static_cast<int>(options_.socket_check_interval.count()));
+      if (ready > 0 && (fds[0].revents & POLLIN)) return;
+      if (ready > 0 && (fds[1].revents & POLLIN)) {
+        alignas(inotify_event) char drained[4096];
+        while (::read(changes.get(), drained, sizeof(drained)) > 0) {
+        }
+      }
+      CheckSockets();
+    }
+  }
+
+  void CheckSockets() {
+    for (Endpoint* e : {&dra_, &reg_}) {
+      if (SocketInode(PathOf(*e)) == e->inode) continue;
+      log_.Warning("kubelet socket removed or replaced; serving it again", {{"socket", PathOf(*e).string()}});
+      try {
+        e->inode = 0;  // not ours any more: Shutdown must not unlink it
+        Shutdown(*e);
+        if (e->registration) {
+          {
             std::lock_guard state_lock(mu_);
             registered_ = false;
           }
-          Serve(*e);
-          ++restarts_;
-        } catch (const std::exception& ex) {
-          log_.Error("cannot re-create kubelet socket; retrying", {{"socket", PathOf(*e).string()},
-                                                                  {"error", ex.what()}});
+          if (status_listener_) status_listener_();
         }
+        Serve(*e);
+        ++restarts_;
+      } catch (const std::exception& ex) {
+        log_.Error("cannot re-create kubelet socket; retrying", {{"socket", PathOf(*e).string()},
+                                                                {"error", ex.what()}});
       }
     }
   }
 
   const KubeletPluginOptions& options_;
   Logger& log_;
+  std::function<void()> status_listener_;
   std::filesystem::path reg_path_, dra_path_;
   DraV1 v1_;
   DraV1beta1 v1beta1_;
@@ -256,9 +306,8 @@ class KubeletPlugin::Servers {
   bool registered_ = false;
   std::string registration_error_;
   std::atomic<uint64_t> restarts_{0};
-  std::mutex watch_mu_;
-  std::condition_variable_any cv_;
-  std::jthread watcher_;
+  UniqueFd stop_fd_;  // eventfd, made by Start() and written by Stop()
+  std::thread watcher_;
 };
 
 KubeletPlugin::KubeletPlugin(KubeletPluginOptions options, InventoryProvider inventory, ClaimLookup claims,
@@ -275,12 +324,17 @@ KubeletPlugin::KubeletPlugin(KubeletPluginOptions options, InventoryProvider inv
 KubeletPlugin::~KubeletPlugin() { Stop(); }
 
 void KubeletPlugin::SetEventSink(ClaimEventSink events) { events_ = std::move(events); }
+void KubeletPlugin::SetStatusListener(std::function<void()> listener) { status_listener_ = std::move(listener); }
 void KubeletPlugin::SetOperationObserver(OperationObserver observer) { observer_ = std::move(observer); }
 void KubeletPlugin::SetHostNetworkReader(HostNetworkReader reader) { host_network_ = std::move(reader); }
 void KubeletPlugin::SetProfileProvider(std::shared_ptr<ProfileProvider> profiles) { profiles_ = std::move(profiles); }
 
 void KubeletPlugin::Start() {
   if (servers_) return;
+  // gRPC locks absl mutexes on every call. Debian's absl is built with the
+  // lock-order cycle tracker on (a debugging aid that release builds of absl
+  // leave off); it cost a few per cent of the CPU of concurrent prepares.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   DraServiceOptions service_options;
   service_options.plan.driver_name = options_.driver_name;
   service_options.plan.pool_name = options_.node_name;
@@ -309,7 +363,7 @@ void KubeletPlugin::Start() {
   deps.observer = observer_;
   deps.netdevs = netdev_applier_;
   if (!service_) service_ = std::make_unique<DraService>(service_options, std::move(deps), log_);
-  auto servers = std::make_unique<Servers>(options_, *service_, log_);
+  auto servers = std::make_unique<Servers>(options_, *service_, log_, status_listener_);
   servers->Start();
   servers_ = std::move(servers);
 }

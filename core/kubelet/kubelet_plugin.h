@@ -12,9 +12,10 @@
 //                                       and ...dra.v1beta1.DRAPlugin, both
 //       answered by one DraService (dra_service.h).
 // Stale socket files are removed before listening. A watcher thread checks
-// both socket files every socket_check_interval; when one was removed or
-// replaced (kubelet restarts may wipe its directories) the server behind it
-// is re-created, which makes kubelet's plugin watcher register us again.
+// both socket files whenever their directories change (inotify) and at least
+// every socket_check_interval; when one was removed or replaced (kubelet
+// restarts may wipe its directories) the server behind it is re-created,
+// which makes kubelet's plugin watcher register us again.
 //
 // Usage (dranetd):
 //   KubeletPlugin plugin(options, inventory_provider, claim_lookup, prepared_claims,
@@ -56,7 +57,10 @@ struct KubeletPluginOptions {
   inventory::DiscoveryOptions::NetlinkSource host_network_source = inventory::DiscoveryOptions::NetlinkSource::kAuto;
   unsigned prepare_workers = 8;
   std::string cdi_dir;  // CDI strategy when set (--cdi): spec files written at prepare
-  std::chrono::milliseconds socket_check_interval{1000};
+  // The longest the socket watcher sleeps: a change in the directories wakes
+  // it at once; the interval covers what inotify does not see (no inotify
+  // instance to be had, a directory replaced by a mount).
+  std::chrono::milliseconds socket_check_interval{60000};
 };
 
 class KubeletPlugin {
@@ -72,6 +76,9 @@ class KubeletPlugin {
 
   // Optional hooks; call before Start().
   void SetEventSink(ClaimEventSink events);
+  // Called (no lock held) whenever registered() may have changed: kubelet
+  // answered the registration, or a socket was served anew.
+  void SetStatusListener(std::function<void()> listener);
   // Told about every prepare and unprepare (metrics).
   void SetOperationObserver(OperationObserver observer);
   // Default: one netlink dump of the host (or the snapshot's recorded facts
@@ -111,6 +118,7 @@ class KubeletPlugin {
   plugins::PluginHost* plugin_host_;
   Logger& log_;
   ClaimEventSink events_;
+  std::function<void()> status_listener_;
   OperationObserver observer_;
   inject::PodNetnsApplier* netdev_applier_ = nullptr;
   HostNetworkReader host_network_;

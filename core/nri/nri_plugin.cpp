@@ -18,6 +18,7 @@ NriPlugin::NriPlugin(Options options, state::PreparedClaims& claims,
       service_(claims, applier, log, [this] {
         { std::lock_guard lock(mu_); }
         cv_.notify_all();
+        if (options_.on_state_change) options_.on_state_change();
       }) {
   service_.SetBypassReporter(options_.bypass_reporter);
   service_.SetPodNetworkReporter(options_.network_reporter);
@@ -111,16 +112,18 @@ void NriPlugin::RunLoop() {
       const auto result = session->Call(kRuntimeService, "RegisterPlugin", reg.SerializeAsString(),
                                         options_.registration_timeout);
       if (result.status.ok()) {
+        // Logged and counted before anyone waiting for connected() is woken.
+        log_.Info("NRI plugin registered", {{"socket", options_.socket_path},
+                                            {"plugin", options_.plugin_index + "-" + options_.plugin_name}});
+        connections_.fetch_add(1);
+        outage_logged = false;
+        backoff = options_.initial_backoff;
         {
           std::lock_guard lock(mu_);
           registered_ = true;
         }
         cv_.notify_all();
-        connections_.fetch_add(1);
-        outage_logged = false;
-        backoff = options_.initial_backoff;
-        log_.Info("NRI plugin registered", {{"socket", options_.socket_path},
-                                            {"plugin", options_.plugin_index + "-" + options_.plugin_name}});
+        if (options_.on_state_change) options_.on_state_change();
         while (!session->WaitClosed(std::chrono::hours(1))) {
         }
         log_.Warning("NRI connection closed, reconnecting", {{"reason", session->close_reason()}});
@@ -136,6 +139,7 @@ void NriPlugin::RunLoop() {
         session_.reset();
       }
       session.reset();  // joins the reader: a running hook finishes first
+      if (options_.on_state_change) options_.on_state_change();
     }
     const auto wait = std::chrono::milliseconds(
         static_cast<std::int64_t>(static_cast<double>(backoff.count()) * jitter(rng)));

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -55,6 +56,9 @@ struct NriPluginOptions {
   BypassReporter bypass_reporter;
   // Told whether each pod's netdevs were moved (claim status, Events).
   PodNetworkReporter network_reporter;
+  // Called (no lock held) whenever connected() or the service's
+  // bypassed_containers() may have changed: readiness is event-driven.
+  std::function<void()> on_state_change;
 };
 
 class NriPlugin {

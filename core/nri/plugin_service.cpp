@@ -47,8 +47,8 @@ std::string NetnsPathOf(const api::PodSandbox& pod) {
 }
 
 PluginService::PluginService(state::PreparedClaims& claims, inject::PodNetnsApplier& applier,
-                             Logger& log, std::function<void()> on_configured)
-    : claims_(claims), applier_(applier), log_(log), on_configured_(std::move(on_configured)) {}
+                             Logger& log, std::function<void()> on_state_change)
+    : claims_(claims), applier_(applier), log_(log), on_state_change_(std::move(on_state_change)) {}
 
 bool PluginService::configured() const {
   std::lock_guard lock(mu_);
@@ -91,7 +91,7 @@ api::ConfigureResponse PluginService::Configure(const api::ConfigureRequest& req
                                       {"nriVersion", request.nri_version()},
                                       {"requestTimeoutMs", request.request_timeout()},
                                       {"events", kSubscribedEvents}});
-  if (on_configured_) on_configured_();
+  if (on_state_change_) on_state_change_();
   api::ConfigureResponse response;
   response.set_events(kSubscribedEvents);
   return response;
@@ -126,6 +126,7 @@ api::SynchronizeResponse PluginService::Synchronize(const api::SynchronizeReques
       sync_bypass_.clear();
     }
     ReconcileNetdevs(pods);
+    if (on_state_change_) on_state_change_();  // bypassed_containers() changed
   }
   api::SynchronizeResponse response;
   response.set_more(request.more());

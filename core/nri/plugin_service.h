@@ -69,9 +69,11 @@ using PodNetworkReporter = std::function<void(const PodNetworkOutcome&)>;
 
 class PluginService {
  public:
-  // `on_configured` (optional) runs after each Configure, on the caller's thread.
+  // `on_state_change` (optional) runs after each Configure and each finished
+  // Synchronize (configured() and bypassed_containers() change there), on
+  // the caller's thread.
   PluginService(state::PreparedClaims& claims, inject::PodNetnsApplier& applier, Logger& log,
-                std::function<void()> on_configured = {});
+                std::function<void()> on_state_change = {});
 
   // Answers one request of service kPluginService.
   RpcResult Handle(const RpcRequest& request);
@@ -122,7 +124,7 @@ class PluginService {
   state::PreparedClaims& claims_;
   inject::PodNetnsApplier& applier_;
   Logger& log_;
-  std::function<void()> on_configured_;
+  std::function<void()> on_state_change_;
   mutable std::mutex mu_;
   bool configured_ = false;
   std::map<std::string, std::string> netns_by_pod_;  // pod UID -> netns path, pods with claims only

@@ -26,8 +26,16 @@ constexpr const char* kKind = "DranetCheckpoint";
 
 std::string ChecksumOf(const std::string& boot_id, const std::string& claims_json) {
   char hex[16];
-  std::snprintf(hex, sizeof hex, "%08" PRIx32, Crc32(boot_id + "\n" + claims_json));
+  std::snprintf(hex, sizeof hex, "%08" PRIx32, Crc32(claims_json, Crc32("\n", Crc32(boot_id))));
   return std::string("crc32:") + hex;
+}
+
+// `text` as a JSON string, quotes and escapes included.
+std::string JsonString(std::string_view text) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+  return {buffer.GetString(), buffer.GetSize()};
 }
 
 std::string Compact(const rapidjson::Value& value) {
@@ -58,22 +66,17 @@ std::string CheckpointJson(const std::vector<inject::ClaimPlan>& claims, const s
 }
 
 std::string CheckpointJsonOf(const std::string& claims_json, const std::string& boot_id) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  w.StartObject();
-  w.Key("kind");
-  w.String(kKind);
-  w.Key("version");
-  w.Int(kCheckpointVersion);
-  w.Key("bootId");
-  w.String(boot_id.c_str(), static_cast<rapidjson::SizeType>(boot_id.size()));
-  w.Key("checksum");
+  // Written as rapidjson's compact writer would, without copying the claims
+  // (the bulk of the file) through its buffer.
+  const std::string version = std::to_string(kCheckpointVersion);
+  const std::string boot = JsonString(boot_id);
   const std::string checksum = ChecksumOf(boot_id, claims_json);
-  w.String(checksum.c_str(), static_cast<rapidjson::SizeType>(checksum.size()));
-  w.Key("claims");
-  w.RawValue(claims_json.c_str(), claims_json.size(), rapidjson::kArrayType);
-  w.EndObject();
-  return {buffer.GetString(), buffer.GetSize()};
+  std::string out;
+  out.reserve(claims_json.size() + boot.size() + checksum.size() + 64);
+  out.append(R"({"kind":")").append(kKind).append(R"(","version":)").append(version);
+  out.append(R"(,"bootId":)").append(boot).append(R"(,"checksum":")").append(checksum);
+  out.append(R"(","claims":)").append(claims_json).append("}");
+  return out;
 }
 
 CheckpointStore::CheckpointStore(CheckpointOptions options, Logger& log)

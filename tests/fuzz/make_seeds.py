@@ -170,7 +170,9 @@ def sysfs():
              "02:00:00:aa:bb:cc", "9000", "up", "1", "0x1003", "2", "2", "",
              "1: CA", "eth0", "Ethernet", "4: ACTIVE",
              "mlx5_0", "231:192", "10:58",
-             "0a:00:00:00:00:01", "1500", "1", "3", "4", "0x1003"]
+             "0a:00:00:00:00:01", "1500", "1", "3", "4", "0x1003",
+             "DRIVER=mlx5_core\nPCI_CLASS=20000\nPCI_ID=15B3:101E\nPCI_SUBSYS_ID=15B3:0023\n"
+             "PCI_SLOT_NAME=0000:00:04.0\n"]
     write("sysfs_fuzz", "roce-nic", b"".join(fdp_string(f.encode()) for f in files))
     ib_only = list(files)
     ib_only[1] = "0x020700"  # InfiniBand controller
@@ -178,7 +180,8 @@ def sysfs():
     ib_only[18] = ""
     write("sysfs_fuzz", "ib-class", b"".join(fdp_string(f.encode()) for f in ib_only))
     bad = ["{", "0xzz", "", "", "-5", "", "", "99999999999999999999", "-1", "not-a-mac", "-1",
-           "weird", "65535", "zz", "0", "0", "a" * 100, "", "", "", "", "", "x:y", "1:"]
+           "weird", "65535", "zz", "0", "0", "a" * 100, "", "", "", "", "", "x:y", "1:",
+           "", "", "", "", "", "", "DRIVER=\nPCI_ID=15B3:\nPCI_SUBSYS_ID=:\n=\n" + "PCI_ID=1:2\n" * 300]
     write("sysfs_fuzz", "garbage", b"".join(fdp_string(f.encode()) for f in bad))
 
 

@@ -65,6 +65,7 @@ const char* const kFuzzedFiles[] = {
     "sys/devices/virtual/net/veth0/ifindex",
     "sys/devices/virtual/net/veth0/iflink",
     "sys/devices/virtual/net/veth0/flags",
+    "sys/devices/pci0000:00/0000:00:04.0/uevent",
 };
 
 void WriteFile(const fs::path& path, std::string_view content) {

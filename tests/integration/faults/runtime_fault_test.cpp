@@ -53,12 +53,15 @@ TEST_F(RuntimeFaultTest, NriRuntimeRestartReconnectsAndReadinessFollows) {
     SCOPED_TRACE("runtime restart " + std::to_string(restart));
     node_.RestartRuntime();
     // The runtime does not accept the plugin yet: not ready, because of NRI.
-    ASSERT_TRUE(WaitReady(false)) << "/readyz stayed 200 with the runtime gone";
+    // Readiness is woken by the connection's change, well within the period
+    // it otherwise sleeps for (30 s).
+    constexpr auto kFollows = std::chrono::seconds(10);
+    ASSERT_TRUE(WaitReady(false, kFollows)) << "/readyz stayed 200 with the runtime gone";
     EXPECT_NE(LoopbackGet(port_, "/readyz").body.find("[-]nri-connected"), std::string::npos)
         << LoopbackGet(port_, "/readyz").body;
     EXPECT_TRUE(node_.daemon_running());
     ASSERT_TRUE(node_.AcceptPlugin()) << node_.runtime().last_error();
-    ASSERT_TRUE(WaitReady(true)) << LoopbackGet(port_, "/readyz").body;
+    ASSERT_TRUE(WaitReady(true, kFollows)) << LoopbackGet(port_, "/readyz").body;
     auto got = node_.CreateContainer("A", "after-restart-" + std::to_string(restart));
     ASSERT_TRUE(got.ok) << got.text;
     EXPECT_EQ(got.text, edits_a_);

@@ -57,12 +57,12 @@ class KubeletPluginTest : public ::testing::Test {
     if (plugin_) plugin_->Stop();
   }
 
-  void StartPlugin() {
+  void StartPlugin(std::chrono::milliseconds socket_check_interval = std::chrono::milliseconds(50)) {
     KubeletPluginOptions options;
     options.node_name = kGb300Node;
     options.kubelet_root_dir = dir_.path() / "kubelet";
     options.host_root = Gb300Root();
-    options.socket_check_interval = std::chrono::milliseconds(50);
+    options.socket_check_interval = socket_check_interval;
     auto devices = devices_;
     plugin_ = std::make_unique<KubeletPlugin>(
         options, [devices] { return devices; }, ClaimLookupFrom(reader_), *store_, nullptr, log_);
@@ -123,6 +123,36 @@ TEST_F(KubeletPluginTest, StaleSocketFilesAreReplaced) {
   StartPlugin();
   auto claim = PutClaim(api_, ClaimJson("c", kGb300Node, {DeviceFor("mlx5_0")}));
   EXPECT_EQ(kubelet_.Prepare("dra.net", DraApi::kV1, {claim}).at(claim.uid).error, "");
+}
+
+// The watcher wakes on the directories' changes, not on its interval (an
+// hour here): a removed socket, and a removed socket directory, are served
+// again within the test's wait.
+TEST_F(KubeletPluginTest, RemovedSocketsAreServedAgainWithoutWaitingForTheInterval) {
+  StartPlugin(std::chrono::hours(1));
+  ASSERT_TRUE(WaitUntil([&] { return plugin_->registered(); }));
+  std::filesystem::remove(plugin_->registration_socket());
+  auto again = kubelet_.WaitForPlugin("dra.net", std::chrono::seconds(20), generation_);
+  ASSERT_TRUE(again) << "not registered again after the socket was removed";
+  EXPECT_TRUE(WaitUntil([&] { return plugin_->socket_restarts() == 1; }));
+  // The whole DRA socket directory, as a kubelet reset might replace it
+  // (moved away in one step, so that the plugin's new socket cannot race a
+  // recursive removal).
+  const auto dra_dir = plugin_->dra_socket().parent_path();
+  std::filesystem::rename(dra_dir, dir_.path() / "old-dra-dir");
+  ASSERT_TRUE(WaitUntil([&] { return plugin_->socket_restarts() == 2; }));
+  EXPECT_TRUE(WaitUntil([&] { return std::filesystem::exists(plugin_->dra_socket()); }));
+  // And again in the directory made anew: its new watch wakes the watcher too.
+  std::filesystem::remove(plugin_->dra_socket());
+  ASSERT_TRUE(WaitUntil([&] { return plugin_->socket_restarts() == 3; }));
+  auto claim = PutClaim(api_, ClaimJson("c", kGb300Node, {DeviceFor("mlx5_0")}));
+  EXPECT_TRUE(WaitUntil([&] {
+    try {
+      return kubelet_.Prepare("dra.net", DraApi::kV1, {claim}).at(claim.uid).error.empty();
+    } catch (const std::exception&) {
+      return false;
+    }
+  }));
 }
 
 TEST_F(KubeletPluginTest, ReRegistersWhenItsSocketsAreRemoved) {

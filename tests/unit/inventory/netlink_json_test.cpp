@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "fake_host.h"
 #include "inventory/inventory.h"
@@ -249,6 +250,18 @@ TEST(NetlinkJson, CaptureWritesVersion2AndReadsBackTheSameFacts) {
   EXPECT_NE(text.str().find("\"table\": 1000"), std::string::npos);
   EXPECT_NE(text.str().find("\"otherSelectors\": true"), std::string::npos);
   EXPECT_EQ(text.str().find("\"interfaces\""), std::string::npos) << "v1 spelling written";
+  // Each link's own facts are recorded too, and read back from the file.
+  EXPECT_NE(text.str().find("\"ifindex\": 4"), std::string::npos);
+  EXPECT_NE(text.str().find("\"mtu\": 1500"), std::string::npos);
+  ASSERT_EQ(recaptured.links.size(), original.links.size());
+  for (std::size_t i = 0; i < original.links.size(); ++i) {
+    const LinkFacts& a = original.links[i];
+    const LinkFacts& b = recaptured.links[i];
+    EXPECT_EQ(std::tie(a.name, a.ifindex, a.flags, a.mtu, a.arp_type, a.operstate, a.mac, a.master_index, a.kind,
+                       a.addresses),
+              std::tie(b.name, b.ifindex, b.flags, b.mtu, b.arp_type, b.operstate, b.mac, b.master_index, b.kind,
+                       b.addresses));
+  }
 }
 
 TEST(NetlinkJson, BundledSnapshotsRoundTripThroughCapture) {
