@@ -57,6 +57,7 @@ class NetnsMover : public PodNetnsApplier {
   void DetachNetdevs(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) override;
   void AdoptPod(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) override;
   std::vector<PodSandboxRef> VanishedPods() override;
+  bool HoldsPods() override { return held_pods() > 0; }
 
   // Pods whose namespace the mover holds open.
   std::size_t held_pods() const;

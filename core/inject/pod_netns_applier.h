@@ -59,6 +59,10 @@ class PodNetnsApplier {
   // gone or names another namespace now. Their netdevs are still inside
   // (see NetnsMover) and wait for DetachNetdevs.
   virtual std::vector<PodSandboxRef> VanishedPods() { return {}; }
+  // Whether VanishedPods() can report anything now. False (nothing kept)
+  // lets the caller stop checking until the next attach or adopt; an applier
+  // that does not know says true.
+  virtual bool HoldsPods() { return true; }
 };
 
 }  // namespace dranet::inject

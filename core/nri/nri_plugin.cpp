@@ -16,7 +16,10 @@ NriPlugin::NriPlugin(Options options, state::PreparedClaims& claims,
     : options_(std::move(options)),
       log_(log),
       service_(claims, applier, log, [this] {
-        { std::lock_guard lock(mu_); }
+        {
+          std::lock_guard lock(mu_);
+          netns_wake_ = true;
+        }
         cv_.notify_all();
         if (options_.on_state_change) options_.on_state_change();
       }) {
@@ -37,8 +40,25 @@ void NriPlugin::Start() {
   pthread_setname_np(netns_thread_.native_handle(), "nri-netns");
 }
 
+// Checks kept pod namespaces every netns_check_period while there are any;
+// with none (a node whose pods have no netdevs) it sleeps until the service
+// says its state changed (a pod attached or adopted) or Stop().
 void NriPlugin::WatchNetns() {
-  while (WaitBackoff(options_.netns_check_period)) service_.ReleaseVanishedPods();
+  for (;;) {
+    const bool holding = service_.HoldsPods();  // the applier's lock, not ours
+    {
+      std::unique_lock lock(mu_);
+      auto woken = [&] { return stopping_ || netns_wake_; };
+      if (holding) {
+        cv_.wait_for(lock, options_.netns_check_period, woken);
+      } else {
+        cv_.wait(lock, woken);
+      }
+      if (stopping_) return;
+      netns_wake_ = false;
+    }
+    service_.ReleaseVanishedPods();
+  }
 }
 
 void NriPlugin::Stop() {

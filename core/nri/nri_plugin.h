@@ -15,8 +15,9 @@
 // Threads: one named "nri-client" (connect/backoff loop), one reader per
 // live connection ("nri-conn"), which runs the hooks, and "nri-netns" which
 // returns netdevs from pod namespaces the runtime deleted silently
-// (PluginService::ReleaseVanishedPods), connected or not. All methods are
-// thread-safe.
+// (PluginService::ReleaseVanishedPods), connected or not: every
+// netns_check_period while a pod's netdevs are kept, never while none are.
+// All methods are thread-safe.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -99,6 +100,7 @@ class NriPlugin {
   std::condition_variable cv_;
   bool stopping_ = false;
   bool registered_ = false;
+  bool netns_wake_ = false;  // the service's state changed: WatchNetns looks again
   std::shared_ptr<TtrpcSession> session_;
   std::atomic<std::uint64_t> connections_{0};
   std::thread thread_;

@@ -243,6 +243,7 @@ RpcStatus PluginService::RunPodSandbox(const api::PodSandbox& pod, OperationStat
     return {RpcCode::kFailedPrecondition, e.what()};
   }
   DRANET_FAULT_POINT("nri-run-pod-after-attach");
+  if (on_state_change_) on_state_change_();  // HoldsPods() may have changed
   if (network_reporter_) network_reporter_({pod.namespace_(), pod.name(), pod.uid(), plans, "", false});
   log_.Info("hook applied", {{"hook", "RunPodSandbox"},
                              {"pod", ref.Describe()},

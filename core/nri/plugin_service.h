@@ -69,9 +69,10 @@ using PodNetworkReporter = std::function<void(const PodNetworkOutcome&)>;
 
 class PluginService {
  public:
-  // `on_state_change` (optional) runs after each Configure and each finished
-  // Synchronize (configured() and bypassed_containers() change there), on
-  // the caller's thread.
+  // `on_state_change` (optional) runs after each Configure, each finished
+  // Synchronize (configured() and bypassed_containers() change there) and
+  // each pod whose netdevs were attached (HoldsPods()), on the caller's
+  // thread.
   PluginService(state::PreparedClaims& claims, inject::PodNetnsApplier& applier, Logger& log,
                 std::function<void()> on_state_change = {});
 
@@ -98,8 +99,11 @@ class PluginService {
 
   // Returns the netdevs of pods whose network namespace the runtime deleted
   // without a Stop/RemovePodSandbox (PodNetnsApplier::VanishedPods). Called
-  // periodically; returns how many pods it released.
+  // periodically while HoldsPods(); returns how many pods it released.
   std::size_t ReleaseVanishedPods();
+  // Whether any pod's netdevs are kept in its namespace (the applier's
+  // HoldsPods()): a pod attached or adopted since is told by on_state_change.
+  bool HoldsPods() { return applier_.HoldsPods(); }
 
   // Containers found bypassed at the last complete Synchronize.
   std::size_t bypassed_containers() const;

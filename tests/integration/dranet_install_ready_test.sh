@@ -60,7 +60,10 @@ if [[ ${1:-} != --inside ]]; then
     [[ -x $bin ]] || { echo "missing $bin: build it first"; exit 1; }
   done
   work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
+  # DRANET_MEMORY_CGROUP=1: dranetd runs in a memory cgroup of its own (the
+  # v1 memory hierarchy, as on this project's machines), removed at the end.
+  export DRANET_MEMCG_NAME=dranet-install-ready.$$
+  trap 'rm -rf "$work"; rmdir "/sys/fs/cgroup/memory/$DRANET_MEMCG_NAME" 2>/dev/null || true' EXIT
   started=$SECONDS
   rc=0
   unshare --net --mount --pid --fork --mount-proc --propagation private --kill-child \
@@ -175,9 +178,25 @@ grep -q 'fieldPath: spec.nodeName' "$manifest" || fail "$manifest no longer sets
 # kubelet expands $(NODE_NAME) from the container's env (downward API: spec.nodeName).
 args=("${args[@]//\$(NODE_NAME)/$node}")
 echo "dranetd ${args[*]}" >"$logs/dranetd.log"
+# With DRANET_MEMORY_CGROUP=1, dranetd starts inside a memory cgroup of its
+# own, after the page cache is dropped: what the cgroup is then charged for
+# (its anonymous pages and the file pages it reads in, libraries included)
+# is what a container's would be, printed at idle below.
+memcg=""
+launch=()
+if [[ ${DRANET_MEMORY_CGROUP:-0} == 1 ]]; then
+  mkdir -p "$work/memcg"
+  mount -t cgroup -o memory memory "$work/memcg" || fail "DRANET_MEMORY_CGROUP=1: no v1 memory cgroup hierarchy here"
+  memcg=$work/memcg/$DRANET_MEMCG_NAME
+  mkdir "$memcg"
+  sync
+  echo 3 >/proc/sys/vm/drop_caches
+  launch=(/bin/sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$memcg")
+fi
 env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME="$work/home" HOSTNAME=dranet-pod \
   NODE_NAME="$node" KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$tls_port \
-  KUBERNETES_SERVICE_PORT_HTTPS=$tls_port "$build/bin/dranetd" "${args[@]}" >>"$logs/dranetd.log" 2>&1 &
+  KUBERNETES_SERVICE_PORT_HTTPS=$tls_port ${launch[@]+"${launch[@]}"} "$build/bin/dranetd" "${args[@]}" \
+  >>"$logs/dranetd.log" 2>&1 &
 dranetd=$!
 dranetd_started=$SECONDS
 pids=("$dranetd" "${pids[@]}")
@@ -253,6 +272,14 @@ awk '/^[0-9a-f]+-[0-9a-f]+ / {name = (NF >= 6 ? $6 : "[anon]"); sub(/.*\//, "", 
   sed 's/^/idle resident memory by mapping: /'
 awk '/^(Rss|Pss|Private_Clean|Private_Dirty|Shared_Clean|Shared_Dirty):/ {printf "%s %.1f MiB  ", $1, $2 / 1024} END {print ""}' \
   "/proc/$dranetd/smaps_rollup" | sed 's/^/idle memory: /'
+if [[ -n $memcg ]]; then
+  # The working set as kubelet computes it (usage less inactive file pages).
+  awk -v usage="$(cat "$memcg/memory.usage_in_bytes")" '
+    {v[$1] = $2}
+    END {printf "idle memory cgroup: usage %.1f MiB, working set %.1f MiB (rss %.1f, cache %.1f of which mapped %.1f, inactive file %.1f)\n",
+         usage / 1048576, (usage - v["total_inactive_file"]) / 1048576, v["total_rss"] / 1048576,
+         v["total_cache"] / 1048576, v["total_mapped_file"] / 1048576, v["total_inactive_file"] / 1048576}' "$memcg/memory.stat"
+fi
 ((writes1 == writes0)) || fail "dranetd wrote to the API server $((writes1 - writes0)) times while idle"
 
 # -- SIGTERM: a clean exit. --

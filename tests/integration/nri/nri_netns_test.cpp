@@ -191,6 +191,7 @@ TEST_P(NriNetnsTest, DeviceReturnedUnderItsPodNameIsRenamedAndRestored) {
 TEST_P(NriNetnsTest, NamespaceDeletedWithoutStopGivesTheNetdevsBack) {
   ASSERT_TRUE(runtime_->RunPodSandbox(pod_).ok()) << log_out_.str();
   EXPECT_EQ(mover_->held_pods(), 1u);
+  EXPECT_TRUE(mover_->HoldsPods());
   ASSERT_TRUE(Ok("ip netns del " + netns_));
   for (const auto& d : devs_) EXPECT_TRUE(Ok("ip link show " + d.peer)) << d.peer << " died with the namespace";
   const auto until = std::chrono::steady_clock::now() + 20s;
@@ -208,6 +209,7 @@ TEST_P(NriNetnsTest, NamespaceDeletedWithoutStopGivesTheNetdevsBack) {
     EXPECT_TRUE(Contains(Host("route show dev " + d.host), d.route.substr(0, d.route.find('/'))));
   }
   EXPECT_EQ(mover_->held_pods(), 0u);
+  EXPECT_FALSE(mover_->HoldsPods()) << "the namespace check can sleep again";
   EXPECT_TRUE(Contains(log_out_.str(), "its network namespace is gone")) << log_out_.str();
 }
 

@@ -27,10 +27,13 @@ class NriPluginTest : public ::testing::Test {
     runtime_ = std::make_unique<FakeNriRuntime>(opts);
     runtime_->Listen();
   }
-  void StartPlugin(inject::PodNetnsApplier* applier = nullptr, OperationObserver observer = {}) {
+  // `netns_check_period`: the plugin's default when zero.
+  void StartPlugin(inject::PodNetnsApplier* applier = nullptr, OperationObserver observer = {},
+                   std::chrono::milliseconds netns_check_period = {}) {
     nri::NriPluginOptions opts;
     opts.socket_path = dir_.path() + "/nri.sock";
     opts.observer = std::move(observer);
+    if (netns_check_period.count() > 0) opts.netns_check_period = netns_check_period;
     opts.initial_backoff = 5ms;
     opts.max_backoff = 50ms;
     plugin_ = std::make_unique<nri::NriPlugin>(opts, claims_, applier ? *applier : applier_, log_);
@@ -257,11 +260,7 @@ TEST_F(NriPluginTest, SynchronizeReturnsNetdevsOfPodsTheRuntimeNoLongerRuns) {
 TEST_F(NriPluginTest, VanishedPodNamespaceGetsItsNetdevsReturned) {
   StartRuntime();
   claims_.Put({NetdevPlan("claim-0", "pod-a4", "gpu0rdma0")});
-  nri::NriPluginOptions opts;
-  opts.socket_path = dir_.path() + "/nri.sock";
-  opts.netns_check_period = 10ms;
-  plugin_ = std::make_unique<nri::NriPlugin>(opts, claims_, applier_, log_);
-  plugin_->Start();
+  StartPlugin(nullptr, {}, 10ms);
   Connect();
   applier_.Vanish({{"pod-a4", "ml", "a4-0", "/var/run/netns/cni-a4"}});
   const auto until = std::chrono::steady_clock::now() + 10s;
@@ -272,6 +271,27 @@ TEST_F(NriPluginTest, VanishedPodNamespaceGetsItsNetdevsReturned) {
       EXPECT_EQ(call.plans, 1u);
     }
   }
+}
+
+// With no pod's netdevs kept, the namespace check does not run at all (an
+// idle node costs no wake-ups for it); a pod whose netdevs are attached
+// starts it again.
+TEST_F(NriPluginTest, NamespaceCheckSleepsWhileNoPodIsHeld) {
+  StartRuntime();
+  applier_.SetHolds(false);
+  StartPlugin(nullptr, {}, 10ms);
+  Connect();
+  std::this_thread::sleep_for(300ms);  // 30 periods: long enough to see it would have run
+  const std::size_t idle_checks = applier_.vanished_checks();
+  EXPECT_LE(idle_checks, 3u) << "one check per state change (connect, configure, synchronize) at most";
+
+  const auto pod = FakeNriRuntime::MakePod("pod-a4", "ml", "a4-0", "/var/run/netns/cni-a4");
+  claims_.Put({NetdevPlan("claim-0", pod.uid(), "gpu0rdma0")});
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod).ok());
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (applier_.vanished_checks() < idle_checks + 5 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_GE(applier_.vanished_checks(), idle_checks + 5) << "checks every period while a pod is held";
 }
 
 TEST_F(NriPluginTest, PodsWithClaimsAreReportedForClaimStatusAndHooksObserved) {

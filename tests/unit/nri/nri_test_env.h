@@ -43,6 +43,7 @@ class RecordingApplier : public inject::PodNetnsApplier {
   void AttachNetdevs(const inject::PodSandboxRef& pod, const std::vector<inject::ClaimPlan>& plans) override {
     std::unique_lock lock(mu_);
     calls_.push_back({"attach", pod, plans.size()});
+    holds_ = true;
     cv_.notify_all();
     cv_.wait(lock, [&] { return !hold_; });
     if (!fail_with_.empty()) throw inject::InjectError(fail_with_, fail_rdma_);
@@ -58,7 +59,22 @@ class RecordingApplier : public inject::PodNetnsApplier {
   }
   std::vector<inject::PodSandboxRef> VanishedPods() override {
     std::lock_guard lock(mu_);
+    ++vanished_checks_;
     return std::exchange(vanished_, {});
+  }
+  // HoldsPods() answers what SetHolds() last said (true at first); an
+  // attach makes it true.
+  bool HoldsPods() override {
+    std::lock_guard lock(mu_);
+    return holds_;
+  }
+  void SetHolds(bool holds) {
+    std::lock_guard lock(mu_);
+    holds_ = holds;
+  }
+  std::size_t vanished_checks() const {
+    std::lock_guard lock(mu_);
+    return vanished_checks_;
   }
   // The next VanishedPods() answers `pods` (once).
   void Vanish(std::vector<inject::PodSandboxRef> pods) {
@@ -102,6 +118,8 @@ class RecordingApplier : public inject::PodNetnsApplier {
   bool fail_rdma_ = false;
   std::vector<Call> calls_;
   std::vector<inject::PodSandboxRef> vanished_;
+  bool holds_ = true;
+  std::size_t vanished_checks_ = 0;
 };
 
 // The GB300 claim (packaging/examples/nd-gb300-v6): one IB-only HCA (no netdev), its
