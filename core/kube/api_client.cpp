@@ -181,7 +181,11 @@ class ApiClient::HandlePool {
   }
 
  private:
-  static constexpr std::size_t kMaxIdle = 4;
+  // Each handle keeps its connection (and TLS session) to the API server:
+  // enough for the prepare workers (8 by default) and the publisher, watch
+  // and status writers at once, so that a burst of prepares does not close
+  // handles and open new TLS connections on the next one.
+  static constexpr std::size_t kMaxIdle = 16;
   std::mutex mu_;
   std::vector<CurlHandle> idle_;
 };

@@ -31,6 +31,9 @@ namespace reg = pluginregistration;
 // Server threads a socket keeps waiting for calls after a burst (above).
 constexpr int kMaxIdleServerThreads = 64;
 
+// How soon the socket watcher tries again after a socket could not be made.
+constexpr std::chrono::milliseconds kSocketRetryAfterFailure{1000};
+
 // When our answer must be ready: a margin before the caller's gRPC deadline
 // (kubelet's is 45 s), so that the answer still reaches it. No deadline: max.
 std::chrono::steady_clock::time_point AnswerBy(std::chrono::system_clock::time_point caller_deadline) {
@@ -178,6 +181,7 @@ class KubeletPlugin::Servers {
     return registration_error_;
   }
   uint64_t restarts() const { return restarts_.load(); }
+  uint64_t failed_restarts() const { return failed_restarts_.load(); }
   const std::filesystem::path& reg_path() const { return reg_path_; }
   const std::filesystem::path& dra_path() const { return dra_path_; }
 
@@ -217,9 +221,11 @@ class KubeletPlugin::Servers {
       builder.RegisterService(&v1beta1_);
     }
     endpoint.server = builder.BuildAndStart();
-    if (!endpoint.server || port == 0)
+    if (!endpoint.server || port == 0) {
+      endpoint.server.reset();  // not served: the watcher tries again
       throw std::runtime_error("cannot serve gRPC on " + path.string() + " (check permissions on " +
                                path.parent_path().string() + ")");
+    }
     endpoint.inode = SocketInode(path);
     log_.Info("serving kubelet socket", {{"socket", path.string()},
                                          {"services", endpoint.registration ? "pluginregistration.Registration"
@@ -240,7 +246,10 @@ class KubeletPlugin::Servers {
   // Waits for a change in either socket's directory (inotify), for Stop(),
   // or for socket_check_interval, whichever comes first; then re-serves a
   // socket that was removed or replaced. Without inotify (no instances left
-  // on the node) only the interval wakes it.
+  // on the node) only the interval wakes it. After a socket could not be
+  // made again it retries within kSocketRetryAfterFailure: what blocked it
+  // (a file where its directory belongs, a full disk) may go away without a
+  // change inotify sees.
   void Watch() {
     UniqueFd changes(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
     if (!changes.valid()) {
@@ -248,6 +257,7 @@ class KubeletPlugin::Servers {
                    {{"error", std::strerror(errno)},
                     {"intervalMs", static_cast<int64_t>(options_.socket_check_interval.count())}});
     }
+    bool all_served = true;
     for (;;) {
       // Re-armed every round: a directory removed and made again by Serve()
       // is a new inode that needs a new watch (the same one is kept as is).
@@ -259,21 +269,27 @@ class KubeletPlugin::Servers {
         }
       }
       pollfd fds[2] = {{stop_fd_.get(), POLLIN, 0}, {changes.get(), POLLIN, 0}};
-      int ready = ::poll(fds, 2, static_cast<int>(options_.socket_check_interval.count()));
+      const auto wait = all_served ? options_.socket_check_interval
+                                   : std::min(options_.socket_check_interval, kSocketRetryAfterFailure);
+      int ready = ::poll(fds, 2, static_cast<int>(wait.count()));
       if (ready > 0 && (fds[0].revents & POLLIN)) return;
       if (ready > 0 && (fds[1].revents & POLLIN)) {
         alignas(inotify_event) char drained[4096];
         while (::read(changes.get(), drained, sizeof(drained)) > 0) {
         }
       }
-      CheckSockets();
+      all_served = CheckSockets();
     }
   }
 
-  void CheckSockets() {
+  // False when a socket that needed serving again could not be.
+  bool CheckSockets() {
+    bool all_served = true;
     for (Endpoint* e : {&dra_, &reg_}) {
-      if (SocketInode(PathOf(*e)) == e->inode) continue;
-      log_.Warning("kubelet socket removed or replaced; serving it again", {{"socket", PathOf(*e).string()}});
+      const bool retry = !e->server;  // making it again failed last time
+      if (!retry && SocketInode(PathOf(*e)) == e->inode) continue;
+      if (!retry)
+        log_.Warning("kubelet socket removed or replaced; serving it again", {{"socket", PathOf(*e).string()}});
       try {
         e->inode = 0;  // not ours any more: Shutdown must not unlink it
         Shutdown(*e);
@@ -287,10 +303,18 @@ class KubeletPlugin::Servers {
         Serve(*e);
         ++restarts_;
       } catch (const std::exception& ex) {
-        log_.Error("cannot re-create kubelet socket; retrying", {{"socket", PathOf(*e).string()},
-                                                                {"error", ex.what()}});
+        all_served = false;
+        ++failed_restarts_;
+        // Every second while it lasts: the first failure is an error, the
+        // retries are verbose.
+        const std::vector<LogField> fields = {{"socket", PathOf(*e).string()},
+                                              {"error", ex.what()},
+                                              {"retryMs", static_cast<int64_t>(kSocketRetryAfterFailure.count())}};
+        if (retry) log_.Verbose(1, "still cannot re-create kubelet socket; retrying", fields);
+        else log_.Error("cannot re-create kubelet socket; retrying", fields);
       }
     }
+    return all_served;
   }
 
   const KubeletPluginOptions& options_;
@@ -306,6 +330,7 @@ class KubeletPlugin::Servers {
   bool registered_ = false;
   std::string registration_error_;
   std::atomic<uint64_t> restarts_{0};
+  std::atomic<uint64_t> failed_restarts_{0};
   UniqueFd stop_fd_;  // eventfd, made by Start() and written by Stop()
   std::thread watcher_;
 };
@@ -378,6 +403,7 @@ void KubeletPlugin::Stop() {
 bool KubeletPlugin::registered() const { return servers_ && servers_->registered(); }
 std::string KubeletPlugin::registration_error() const { return servers_ ? servers_->registration_error() : ""; }
 uint64_t KubeletPlugin::socket_restarts() const { return servers_ ? servers_->restarts() : 0; }
+uint64_t KubeletPlugin::failed_socket_restarts() const { return servers_ ? servers_->failed_restarts() : 0; }
 
 std::filesystem::path KubeletPlugin::registration_socket() const {
   return options_.kubelet_root_dir / "plugins_registry" / (options_.driver_name + "-reg.sock");

@@ -15,7 +15,8 @@
 // both socket files whenever their directories change (inotify) and at least
 // every socket_check_interval; when one was removed or replaced (kubelet
 // restarts may wipe its directories) the server behind it is re-created,
-// which makes kubelet's plugin watcher register us again.
+// which makes kubelet's plugin watcher register us again. A re-creation that
+// fails is tried again every second until it succeeds.
 //
 // Usage (dranetd):
 //   KubeletPlugin plugin(options, inventory_provider, claim_lookup, prepared_claims,
@@ -102,8 +103,10 @@ class KubeletPlugin {
   bool registered() const;
   // The last error kubelet reported in NotifyRegistrationStatus; empty if none.
   std::string registration_error() const;
-  // How often the sockets have been re-created after removal.
+  // How often the sockets have been re-created after removal, and how often
+  // re-creating one failed (each failure is retried).
   uint64_t socket_restarts() const;
+  uint64_t failed_socket_restarts() const;
 
   std::filesystem::path registration_socket() const;
   std::filesystem::path dra_socket() const;

@@ -5,8 +5,10 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -24,9 +26,13 @@ namespace {
 constexpr std::size_t kMaxCheckpointBytes = 64 * 1024 * 1024;
 constexpr const char* kKind = "DranetCheckpoint";
 
-std::string ChecksumOf(const std::string& boot_id, const std::string& claims_json) {
+// The checksum of `claims_json`, the claims array's text, under `boot_id`;
+// the array may come in pieces (CRC-32 runs on from one to the next).
+std::string ChecksumOf(const std::string& boot_id, const std::vector<std::string_view>& claims_json) {
+  uint32_t crc = Crc32("\n", Crc32(boot_id));
+  for (std::string_view piece : claims_json) crc = Crc32(piece, crc);
   char hex[16];
-  std::snprintf(hex, sizeof hex, "%08" PRIx32, Crc32(claims_json, Crc32("\n", Crc32(boot_id))));
+  std::snprintf(hex, sizeof hex, "%08" PRIx32, crc);
   return std::string("crc32:") + hex;
 }
 
@@ -62,20 +68,33 @@ std::string ReadBootId(const std::filesystem::path& procfs_root) {
 }
 
 std::string CheckpointJson(const std::vector<inject::ClaimPlan>& claims, const std::string& boot_id) {
-  return CheckpointJsonOf(PlansToJson(claims), boot_id);
+  std::vector<std::string> texts;
+  for (const auto& plan : claims) texts.push_back(PlanToJson(plan));
+  return CheckpointJsonOf(std::vector<std::string_view>(texts.begin(), texts.end()), boot_id);
 }
 
-std::string CheckpointJsonOf(const std::string& claims_json, const std::string& boot_id) {
-  // Written as rapidjson's compact writer would, without copying the claims
-  // (the bulk of the file) through its buffer.
+std::string CheckpointJsonOf(const std::vector<std::string_view>& claim_texts, const std::string& boot_id) {
+  // Written as rapidjson's compact writer would, the claims (the bulk of the
+  // file) copied once: "[" + texts joined by "," + "]" is PlansToJson.
+  std::vector<std::string_view> array;
+  array.reserve(2 * claim_texts.size() + 1);
+  std::size_t array_size = 2;
+  for (std::size_t i = 0; i < claim_texts.size(); ++i) {
+    array.push_back(i == 0 ? "[" : ",");
+    array.push_back(claim_texts[i]);
+    array_size += claim_texts[i].size() + (i == 0 ? 0 : 1);
+  }
+  array.push_back(claim_texts.empty() ? "[]" : "]");
   const std::string version = std::to_string(kCheckpointVersion);
   const std::string boot = JsonString(boot_id);
-  const std::string checksum = ChecksumOf(boot_id, claims_json);
+  const std::string checksum = ChecksumOf(boot_id, array);
   std::string out;
-  out.reserve(claims_json.size() + boot.size() + checksum.size() + 64);
+  out.reserve(array_size + boot.size() + checksum.size() + 64);
   out.append(R"({"kind":")").append(kKind).append(R"(","version":)").append(version);
   out.append(R"(,"bootId":)").append(boot).append(R"(,"checksum":")").append(checksum);
-  out.append(R"(","claims":)").append(claims_json).append("}");
+  out.append(R"(","claims":)");
+  for (std::string_view piece : array) out.append(piece);
+  out.append("}");
   return out;
 }
 
@@ -147,7 +166,7 @@ void CheckpointStore::Load() {
   auto claims = doc.FindMember("claims");
   if (claims == doc.MemberEnd() || !claims->value.IsArray()) return Discard("claims missing");
   const std::string file_boot = str("bootId");
-  if (str("checksum") != ChecksumOf(file_boot, Compact(claims->value)))
+  if (str("checksum") != ChecksumOf(file_boot, {Compact(claims->value)}))
     return Discard("checksum mismatch");
   std::vector<inject::ClaimPlan> plans;
   try {
@@ -172,14 +191,11 @@ void CheckpointStore::Load() {
   log_.Info("state checkpoint loaded", {{"file", path_.string()}, {"claims", claims_.size()}});
 }
 
-void CheckpointStore::Write(const std::map<std::string, std::string>& claim_json) {
-  std::string claims_json = "[";
-  for (const auto& [uid, json] : claim_json) {
-    if (claims_json.size() > 1) claims_json += ',';
-    claims_json += json;
-  }
-  claims_json += ']';
-  const std::string content = CheckpointJsonOf(claims_json, boot_id_);
+void CheckpointStore::Write() {
+  std::vector<std::string_view> texts;
+  texts.reserve(claim_json_.size());
+  for (const auto& [uid, json] : claim_json_) texts.push_back(json);
+  const std::string content = CheckpointJsonOf(texts, boot_id_);
   if (options_.before_write) options_.before_write();
   // The kill -9 points sit inside the real write, so a write that was not
   // atomic would leave a torn checkpoint behind for the fault tests to find.
@@ -207,28 +223,43 @@ void CheckpointStore::Commit(Mutation& mine) {
     writing_ = true;
     std::vector<Mutation*> batch(queue_.begin(), queue_.end());
     queue_.clear();
-    // The batch applied to the claims' texts; the plans themselves change
-    // only once the file holds them.
-    auto next = claim_json_;
-    bool changed = false;
-    for (const Mutation* m : batch) {
+    // The batch applied to the claims' texts in place, with what each change
+    // replaced so that a failed write can be undone; the plans themselves
+    // change only once the file holds them.
+    std::vector<std::pair<std::string, std::optional<std::string>>> undo;  // claim UID, text before
+    for (Mutation* m : batch) {
       for (std::size_t i = 0; i < m->put.size(); ++i) {
-        next.insert_or_assign(m->put[i].claim_uid, m->put_json[i]);
-        changed = true;
+        const std::string& uid = m->put[i].claim_uid;
+        auto it = claim_json_.find(uid);
+        if (it == claim_json_.end()) {
+          undo.emplace_back(uid, std::nullopt);
+          claim_json_.emplace(uid, std::move(m->put_json[i]));
+        } else {
+          undo.emplace_back(uid, std::exchange(it->second, std::move(m->put_json[i])));
+        }
       }
-      for (const auto& uid : m->remove) changed = next.erase(uid) > 0 || changed;
+      for (const auto& uid : m->remove) {
+        auto it = claim_json_.find(uid);
+        if (it == claim_json_.end()) continue;
+        undo.emplace_back(uid, std::move(it->second));
+        claim_json_.erase(it);
+      }
     }
     std::exception_ptr error;
-    if (changed) {
+    if (!undo.empty()) {
       lock.unlock();  // readers and new callers go on while the file is written
       try {
-        Write(next);
+        Write();
       } catch (...) {
         error = std::current_exception();
       }
       lock.lock();
-      if (!error) {
-        claim_json_ = std::move(next);
+      if (error) {
+        for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
+          if (it->second) claim_json_.insert_or_assign(it->first, std::move(*it->second));
+          else claim_json_.erase(it->first);
+        }
+      } else {
         for (const Mutation* m : batch) {
           for (const auto& plan : m->put) claims_.insert_or_assign(plan.claim_uid, plan);
           for (const auto& uid : m->remove) claims_.erase(uid);

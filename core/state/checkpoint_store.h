@@ -34,6 +34,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/log.h"
@@ -93,9 +94,9 @@ class CheckpointStore final : public PreparedClaims {
   void Discard(const std::string& problem);
   // Queues `m` and returns once a write holding it is durable (see .cpp).
   void Commit(Mutation& m);
-  // Writes the checkpoint of these claims (claim UID -> PlanToJson text)
-  // durably; throws std::system_error. Called without mu_.
-  void Write(const std::map<std::string, std::string>& claim_json);
+  // Writes the checkpoint of claim_json_ durably; throws std::system_error.
+  // Called by the one writer of Commit, without mu_.
+  void Write();
 
   CheckpointOptions options_;
   Logger& log_;
@@ -104,7 +105,9 @@ class CheckpointStore final : public PreparedClaims {
   LoadOutcome load_outcome_ = LoadOutcome::kNoFile;
   mutable std::mutex mu_;
   std::map<std::string, inject::ClaimPlan> claims_;  // by claim UID; what is on disk
-  std::map<std::string, std::string> claim_json_;    // the same claims as PlanToJson texts
+  // The same claims as PlanToJson texts, and while a batch is written that
+  // batch's too: only the writer (writing_) reads or changes them.
+  std::map<std::string, std::string> claim_json_;
   std::deque<Mutation*> queue_;                       // waiting for the next write
   bool writing_ = false;                              // a caller is writing a batch
   std::condition_variable written_;                   // a batch finished
@@ -114,8 +117,8 @@ class CheckpointStore final : public PreparedClaims {
 
 // The checkpoint document for `claims` under `boot_id` (exposed for tests).
 std::string CheckpointJson(const std::vector<inject::ClaimPlan>& claims, const std::string& boot_id);
-// The same from the claims' JSON array text (PlansToJson).
-std::string CheckpointJsonOf(const std::string& claims_json, const std::string& boot_id);
+// The same from each claim's PlanToJson text, in order.
+std::string CheckpointJsonOf(const std::vector<std::string_view>& claim_texts, const std::string& boot_id);
 
 // The current boot id from <procfs_root>/sys/kernel/random/boot_id; empty
 // when it cannot be read.

@@ -189,11 +189,29 @@ if [[ ${DRANET_MEMORY_CGROUP:-0} == 1 ]]; then
   mount -t cgroup -o memory memory "$work/memcg" || fail "DRANET_MEMORY_CGROUP=1: no v1 memory cgroup hierarchy here"
   memcg=$work/memcg/$DRANET_MEMCG_NAME
   mkdir "$memcg"
+  # Private copies of dranetd's binary, plugins and every shared library they
+  # load, bound over the originals in this mount namespace: as in a container
+  # with an image of its own, each page dranetd touches is read for it and
+  # charged to its cgroup (pages of libc or libcrypto that other processes on
+  # this machine map would otherwise stay charged to them). $work is not tmpfs
+  # (mktemp -d under TMPDIR): the copies leave the page cache below.
+  [[ $(stat -f -c %T "$work") != tmpfs ]] || fail "DRANET_MEMORY_CGROUP=1: $work is tmpfs; set TMPDIR to a disk"
+  mkdir "$work/image"
+  while read -r file; do
+    copy=$work/image/$(printf %s "$file" | tr / _)
+    cp "$file" "$copy"
+    mount --bind "$copy" "$file"
+  done < <({ realpath "$build/bin/dranetd" "$build"/lib/dranet/plugins/*.so
+             ldd "$build/bin/dranetd" "$build"/lib/dranet/plugins/*.so |
+               awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// && NF == 2 {print $1}' | xargs -r realpath; } | sort -u)
   sync
   echo 3 >/proc/sys/vm/drop_caches
   launch=(/bin/sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$memcg")
 fi
+# The environment of dranetd's container: the image's ENV (packaging/images/
+# Dockerfile.base) and what kubelet sets.
 env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME="$work/home" HOSTNAME=dranet-pod \
+  GNUTLS_NO_IMPLICIT_INIT=1 \
   NODE_NAME="$node" KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$tls_port \
   KUBERNETES_SERVICE_PORT_HTTPS=$tls_port ${launch[@]+"${launch[@]}"} "$build/bin/dranetd" "${args[@]}" \
   >>"$logs/dranetd.log" 2>&1 &

@@ -322,6 +322,8 @@ class FakeApiServer::Impl {
     validators_[resource] = std::move(validator);
   }
 
+  std::size_t AcceptedConnections() const { return accepted_.load(); }
+
   std::vector<RecordedRequest> Requests() const {
     std::lock_guard lock(mu_);
     return requests_;
@@ -424,6 +426,7 @@ class FakeApiServer::Impl {
           ++it;
         }
       }
+      ++accepted_;
       auto connection = std::make_unique<Connection>(std::move(socket));
       Connection* raw = connection.get();
       connection->thread = std::thread([this, raw] {
@@ -964,6 +967,7 @@ class FakeApiServer::Impl {
   std::thread accept_thread_;
 
   std::mutex connections_mu_;
+  std::atomic<std::size_t> accepted_{0};
   std::list<std::unique_ptr<Connection>> connections_;
 
   mutable std::mutex mu_;
@@ -1016,6 +1020,7 @@ std::size_t FakeApiServer::CountRequests(const std::string& method,
   return count;
 }
 void FakeApiServer::ClearRequests() { impl_->ClearRequests(); }
+std::size_t FakeApiServer::AcceptedConnections() const { return impl_->AcceptedConnections(); }
 std::string FakeApiServer::PutObject(const std::string& collection, const std::string& object_json) {
   return impl_->PutObject(collection, object_json);
 }

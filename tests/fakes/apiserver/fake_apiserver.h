@@ -93,6 +93,8 @@ class FakeApiServer {
   // Requests whose method matches (empty: any) and whose target contains `path_contains`.
   std::size_t CountRequests(const std::string& method, const std::string& path_contains) const;
   void ClearRequests();
+  // TCP connections accepted so far (clients that keep theirs open reuse them).
+  std::size_t AcceptedConnections() const;
 
   // Direct store access, bypassing HTTP (and faults). `collection` is a collection path such as
   // "/api/v1/nodes" or "/apis/resource.k8s.io/v1/namespaces/ns1/resourceclaims".

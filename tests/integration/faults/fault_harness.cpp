@@ -382,9 +382,13 @@ FaultNode::~FaultNode() {
   if (!std::getenv("DRANET_FAULTS_KEEP")) fs::remove_all(dir_, ec);
 }
 
-void FaultNode::RestartKubelet() {
+void FaultNode::StopKubelet() {
   if (kubelet_) kubelet_->Stop();
   kubelet_.reset();
+}
+
+void FaultNode::RestartKubelet() {
+  StopKubelet();
   fakes::FakeKubeletOptions options;
   options.registry_dir = dir_ / "kubelet/plugins_registry";
   kubelet_ = std::make_unique<fakes::FakeKubelet>(options);

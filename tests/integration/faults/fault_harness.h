@@ -168,9 +168,10 @@ class FaultNode {
   std::string PodNetwork(const std::string& pod) const;
 
   // Restarts the fake NRI runtime / kubelet (the plugin must reconnect /
-  // re-register).
+  // re-register). StopKubelet leaves the node without one until RestartKubelet.
   void RestartRuntime();
   bool AcceptPlugin();
+  void StopKubelet();
   void RestartKubelet();
 
   // The checkpoint as a restarted daemon would load it (read with a store of

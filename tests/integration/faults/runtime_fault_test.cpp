@@ -151,5 +151,24 @@ TEST_F(RuntimeFaultTest, KubeletRestartReRegistersAndRepeatedPrepareAnswersTheSa
   }
 }
 
+// Readiness follows kubelet's registration, woken by its change: with the
+// registration socket gone and no kubelet to register the new one, /readyz
+// says so; once a kubelet registers it, ready again. Each within 10 s, well
+// inside the period readiness otherwise sleeps for (30 s).
+TEST_F(RuntimeFaultTest, ReadinessFollowsKubeletRegistration) {
+  constexpr auto kFollows = std::chrono::seconds(10);
+  node_.StopKubelet();
+  fs::remove(node_.dir() / "kubelet/plugins_registry" / (std::string(kDriver) + "-reg.sock"));
+  ASSERT_TRUE(WaitReady(false, kFollows)) << "/readyz stayed 200 with the registration socket gone";
+  EXPECT_NE(LoopbackGet(port_, "/readyz").body.find("[-]kubelet-registered"), std::string::npos)
+      << LoopbackGet(port_, "/readyz").body;
+  EXPECT_TRUE(node_.daemon_running());
+  node_.RestartKubelet();
+  ASSERT_TRUE(WaitReady(true, kFollows)) << LoopbackGet(port_, "/readyz").body;
+  auto again = node_.Run(Step::kPrepare);
+  EXPECT_TRUE(again.ok) << again.text;
+  EXPECT_EQ(again.text, prepared_);
+}
+
 }  // namespace
 }  // namespace dranet::faults

@@ -5,6 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <stdio.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -71,6 +76,19 @@ class KubeletPluginTest : public ::testing::Test {
     auto registered = kubelet_.WaitForPlugin("dra.net", std::chrono::seconds(20));
     ASSERT_TRUE(registered) << "failures: " << ::testing::PrintToString(kubelet_.failures());
     generation_ = registered->generation;
+  }
+
+  // A claim on mlx5_0 prepares over the DRA socket, once the kubelet's
+  // channel has reconnected to a socket made again.
+  bool ClaimPreparesOnTheNewSocket() {
+    auto claim = PutClaim(api_, ClaimJson("c", kGb300Node, {DeviceFor("mlx5_0")}));
+    return WaitUntil([&] {
+      try {
+        return kubelet_.Prepare("dra.net", DraApi::kV1, {claim}).at(claim.uid).error.empty();
+      } catch (const std::exception&) {
+        return false;  // the channel reconnects to the new socket
+      }
+    });
   }
 
   std::string DeviceFor(const std::string& rdma) {
@@ -145,14 +163,28 @@ TEST_F(KubeletPluginTest, RemovedSocketsAreServedAgainWithoutWaitingForTheInterv
   // And again in the directory made anew: its new watch wakes the watcher too.
   std::filesystem::remove(plugin_->dra_socket());
   ASSERT_TRUE(WaitUntil([&] { return plugin_->socket_restarts() == 3; }));
-  auto claim = PutClaim(api_, ClaimJson("c", kGb300Node, {DeviceFor("mlx5_0")}));
-  EXPECT_TRUE(WaitUntil([&] {
-    try {
-      return kubelet_.Prepare("dra.net", DraApi::kV1, {claim}).at(claim.uid).error.empty();
-    } catch (const std::exception&) {
-      return false;
-    }
-  }));
+  EXPECT_TRUE(ClaimPreparesOnTheNewSocket());
+}
+
+// A socket that cannot be made again (a file where its directory belongs) is
+// retried soon, not only at the interval (an hour here), though nothing
+// inotify sees changes when the file goes: the directory's watch went with it.
+TEST_F(KubeletPluginTest, SocketThatCannotBeMadeAgainIsRetriedSoon) {
+  StartPlugin(std::chrono::hours(1));
+  ASSERT_TRUE(WaitUntil([&] { return plugin_->registered(); }));
+  const auto dra_dir = plugin_->dra_socket().parent_path();
+  const auto blocker = dir_.path() / "blocker";
+  { std::ofstream(blocker) << "not a directory"; }
+  // One step, so the watcher cannot make the directory again in between.
+  ASSERT_EQ(::renameat2(AT_FDCWD, dra_dir.c_str(), AT_FDCWD, blocker.c_str(), RENAME_EXCHANGE), 0)
+      << std::strerror(errno);
+  ASSERT_TRUE(WaitUntil([&] { return plugin_->failed_socket_restarts() >= 1; }));
+  const auto restarts = plugin_->socket_restarts();
+  std::filesystem::remove(dra_dir);  // the file now at the directory's path
+  ASSERT_TRUE(WaitUntil([&] { return plugin_->socket_restarts() == restarts + 1; }, std::chrono::seconds(10)))
+      << "not served again within 10 s of the obstacle going";
+  EXPECT_TRUE(std::filesystem::is_socket(plugin_->dra_socket()));
+  EXPECT_TRUE(ClaimPreparesOnTheNewSocket());
 }
 
 TEST_F(KubeletPluginTest, ReRegistersWhenItsSocketsAreRemoved) {
@@ -164,14 +196,7 @@ TEST_F(KubeletPluginTest, ReRegistersWhenItsSocketsAreRemoved) {
   EXPECT_TRUE(WaitUntil([&] { return plugin_->registered(); }));
   std::filesystem::remove(plugin_->dra_socket());
   ASSERT_TRUE(WaitUntil([&] { return plugin_->socket_restarts() >= 2; }));
-  auto claim = PutClaim(api_, ClaimJson("c", kGb300Node, {DeviceFor("mlx5_0")}));
-  EXPECT_TRUE(WaitUntil([&] {
-    try {
-      return kubelet_.Prepare("dra.net", DraApi::kV1, {claim}).at(claim.uid).error.empty();
-    } catch (const std::exception&) {
-      return false;  // the channel reconnects to the new socket
-    }
-  }));
+  EXPECT_TRUE(ClaimPreparesOnTheNewSocket());
 }
 
 class Gb300EndToEnd : public KubeletPluginTest, public ::testing::WithParamInterface<DraApi> {};

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <stop_token>
@@ -64,6 +65,41 @@ TEST_F(ApiClientTest, CreateGetListWithFieldSelectorUpdateDelete) {
   EXPECT_TRUE(client->Delete(std::string(kSlices) + "/a"));
   EXPECT_FALSE(client->Delete(std::string(kSlices) + "/a"));  // already gone
   EXPECT_EQ(client->Stats().failures, 0u);
+}
+
+// Bursts of concurrent callers (as the prepare workers read the claims of
+// pods that start together) keep their connections between bursts: however
+// many bursts, no more are opened than callers ran at once, so a burst costs
+// no new TCP (and, to a real API server, TLS) connections.
+TEST_F(ApiClientTest, BurstsOfCallersReuseTheirConnections) {
+  auto client = env_.MakeClient();
+  client->Create(kSlices, SliceBody("a", "node-1"));
+  // Every GET takes 20 ms, so the callers of a burst overlap.
+  fakes::FakeFault slow;
+  slow.method = "GET";
+  slow.path_contains = "/resourceslices/a";
+  slow.status = -1;  // answered as usual, after the delay
+  slow.delay = std::chrono::milliseconds(20);
+  slow.times = -1;
+  env_.server().InjectFault(slow);
+  const std::size_t before = env_.server().AcceptedConnections();
+  constexpr int kCallers = 12, kBursts = 10;
+  std::atomic<int> failures{0};
+  for (int burst = 0; burst < kBursts; ++burst) {
+    std::vector<std::thread> callers;
+    for (int t = 0; t < kCallers; ++t)
+      callers.emplace_back([&] {
+        try {
+          client->Get(std::string(kSlices) + "/a");
+        } catch (const std::exception&) {
+          ++failures;
+        }
+      });
+    for (auto& t : callers) t.join();
+  }
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(env_.server().CountRequests("GET", "/resourceslices/a"), std::size_t{kCallers * kBursts});
+  EXPECT_LE(env_.server().AcceptedConnections() - before, std::size_t{kCallers});
 }
 
 TEST_F(ApiClientTest, StaleUpdateIsAConflictNamingTheObject) {

@@ -185,12 +185,20 @@ TEST_F(CheckpointStoreTest, FailedWriteThrowsAndChangesNothing) {
   std::filesystem::create_directories(tmp);  // the temp file cannot be created
   EXPECT_THROW(store.Put({SamplePlan("b")}), std::system_error);
   EXPECT_THROW(store.Remove({"a"}), std::system_error);
+  auto changed_a = SamplePlan("a");
+  changed_a.pod_uids = {"another-pod"};
+  EXPECT_THROW(store.Put({changed_a}), std::system_error);
   EXPECT_FALSE(store.Get("b"));
-  EXPECT_TRUE(store.Get("a"));
+  ASSERT_TRUE(store.Get("a"));
+  EXPECT_EQ(store.Get("a")->pod_uids, SamplePlan("a").pod_uids);
   std::filesystem::remove(tmp);
+  // The next write holds none of the failed calls' changes either.
+  store.Put({SamplePlan("c")});
   CheckpointStore reopened(Options(), log_);
-  EXPECT_TRUE(reopened.Get("a"));
+  ASSERT_TRUE(reopened.Get("a"));
+  EXPECT_EQ(reopened.Get("a")->pod_uids, SamplePlan("a").pod_uids);
   EXPECT_FALSE(reopened.Get("b"));
+  EXPECT_TRUE(reopened.Get("c"));
 }
 
 TEST_F(CheckpointStoreTest, WorksWithoutBootId) {
