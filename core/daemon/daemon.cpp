@@ -190,6 +190,21 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   for (const auto& r : plugin_host.reports())
     plugin_results.Set(1, {r.name.empty() ? r.file : r.name, plugins::OutcomeName(r.outcome)});
 
+  std::mutex devices_mu;
+  // Notified with every new inventory and every change of a component's
+  // state that readiness reads (kubelet registration, the NRI connection, a
+  // publish confirmed). Before the components, which call on_status_change
+  // from their threads until they are stopped.
+  std::condition_variable inventory_changed;
+  bool status_changed = false;  // under devices_mu: a component's state changed
+  auto on_status_change = [&] {
+    {
+      std::lock_guard lock(devices_mu);
+      status_changed = true;
+    }
+    inventory_changed.notify_all();
+  };
+
   // Kubernetes API.
   std::unique_ptr<kube::ApiClient> api;
   std::unique_ptr<kube::ResourceApi> resource_api;
@@ -214,6 +229,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     publisher_options.driver = options.driver_name;
     publisher_options.node_name = options.node_name;
     publisher_options.resource_api = resource_api.get();
+    publisher_options.on_synced = on_status_change;
     publisher = std::make_unique<kube::SlicePublisher>(*api, publisher_options, logger);
     metrics.OnCollect([&publisher, &resource_api](MetricsRegistry& r) {
       if (!publisher) return;  // a scrape while stopping
@@ -247,18 +263,6 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     return 1;
   }
   inventory::Discoverer& discoverer = *discoverer_owner;
-  std::mutex devices_mu;
-  // Notified with every new inventory and every change of a component's
-  // state that readiness reads (kubelet registration, the NRI connection).
-  std::condition_variable inventory_changed;
-  bool status_changed = false;  // under devices_mu: a component's state changed
-  auto on_status_change = [&] {
-    {
-      std::lock_guard lock(devices_mu);
-      status_changed = true;
-    }
-    inventory_changed.notify_all();
-  };
   // Null until the first discovery: prepare says "not ready yet" instead of
   // "device not in the inventory".
   std::shared_ptr<const std::vector<inventory::Device>> current_devices;
@@ -483,9 +487,9 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
                                      "Containers running without their dra.net devices at the last NRI synchronize");
   // One thread turns the components' states into readiness conditions. It
   // sleeps until a new inventory, a component's state change (kubelet
-  // registration, the NRI connection) or stop; while an inventory waits for
-  // its publish confirmation it looks every 100 ms. Nothing changes while it
-  // sleeps (kStatusSafetyPeriod only bounds what a missed wake-up could cost).
+  // registration, the NRI connection, the publisher confirming an inventory)
+  // or stop. Nothing changes while it sleeps (kStatusSafetyPeriod only bounds
+  // what a missed wake-up could cost).
   std::atomic<bool> stopping{false};
   std::thread probe([&] {
     pthread_setname_np(pthread_self(), "readiness");
@@ -497,7 +501,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
         seq = last_sequence;
       }
       const bool unconfirmed = publisher && seq > confirmed;
-      if (unconfirmed && publisher->WaitForSync(seq, std::chrono::milliseconds(100))) {
+      if (unconfirmed && publisher->WaitForSync(seq, std::chrono::milliseconds(0))) {
         confirmed = seq;
         health.Set("first-publish", true);
         driver_metrics.PublishConfirmed(Now());
@@ -507,7 +511,6 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
         health.Set("nri-connected", nri_plugin->connected());
         bypassed_now.Set(static_cast<double>(nri_plugin->service().bypassed_containers()));
       }
-      if (unconfirmed && seq > confirmed) continue;  // WaitForSync has just waited
       std::unique_lock lock(devices_mu);
       constexpr auto kStatusSafetyPeriod = std::chrono::seconds(30);
       inventory_changed.wait_for(lock, kStatusSafetyPeriod,

@@ -141,9 +141,14 @@ void SlicePublisher::PublishLoop(std::stop_token stop) {
       Reconcile(devices, stop);
       failures = 0;
       next_attempt = std::chrono::steady_clock::now();
-      std::lock_guard lock(mu_);
-      synced_sequence_ = std::max(synced_sequence_, sequence);
-      synced_.notify_all();
+      bool newer;
+      {
+        std::lock_guard lock(mu_);
+        newer = sequence > synced_sequence_;
+        synced_sequence_ = std::max(synced_sequence_, sequence);
+        synced_.notify_all();
+      }
+      if (newer && options_.on_synced) options_.on_synced();
     } catch (const ApiError& error) {
       if (stop.stop_requested()) return;
       ++failures;

@@ -28,6 +28,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
@@ -59,6 +60,10 @@ struct SlicePublisherOptions {
   int watch_timeout_seconds = 300;
   // The resource.k8s.io version to speak; null: v1. Must outlive the publisher.
   ResourceApi* resource_api = nullptr;
+  // Called on the publisher's thread, none of its locks held, each time a
+  // pass has put a newer inventory on the API server (WaitForSync would now
+  // return true for it): a waiter can sleep instead of polling.
+  std::function<void()> on_synced;
 };
 
 // Counters since construction (metrics come later).

@@ -1,5 +1,7 @@
 #include "kube/slice_publisher.h"
 
+#include <atomic>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -261,6 +263,33 @@ TEST_F(SlicePublisherTest, RecoversAfterTheApiServerWasDown) {
   ASSERT_TRUE(publisher.WaitForSync(sequence, kSyncDeadline));
   EXPECT_EQ(StoredSlices().size(), 1u);
   EXPECT_EQ(Writes(), 1u);
+}
+
+// on_synced tells a waiter each time a newer inventory is on the server (the
+// daemon's readiness sleeps on it): not while the server is down, once when it
+// is back, then once per inventory published (an identical one too: nothing
+// is written, but it is confirmed).
+TEST_F(SlicePublisherTest, OnSyncedRunsOnceForEachNewerInventoryOnTheServer) {
+  auto options = ApiTestEnv::FastOptions();
+  options.max_attempts = 2;
+  auto client = env_.MakeClient(options);
+  env_.server().SetDown(true);
+  std::atomic<int> synced{0};
+  auto publisher_options = Options();
+  publisher_options.on_synced = [&] { ++synced; };
+  SlicePublisher publisher(*client, publisher_options, env_.log());
+  const uint64_t first = publisher.Publish(Devices(4));
+  ASSERT_TRUE(WaitUntil([&] { return publisher.Stats().errors >= 3; }));
+  EXPECT_EQ(synced.load(), 0);
+  env_.server().SetDown(false);
+  ASSERT_TRUE(publisher.WaitForSync(first, kSyncDeadline));
+  ASSERT_TRUE(WaitUntil([&] { return synced.load() == 1; }));
+  ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(Devices(5)), kSyncDeadline));
+  ASSERT_TRUE(WaitUntil([&] { return synced.load() == 2; }));
+  // The same inventory again: a pass that writes nothing, but confirms a newer sequence.
+  ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(Devices(5)), kSyncDeadline));
+  ASSERT_TRUE(WaitUntil([&] { return synced.load() == 3; }));
+  EXPECT_EQ(Writes(), 2u);
 }
 
 TEST_F(SlicePublisherTest, ConflictingWriterIsOvercome) {
