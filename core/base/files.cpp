@@ -111,15 +111,16 @@ int RootDirectory::OpenAt(int dir_fd, std::string_view dir_path, const char* nam
   return OpenAt2(fd_, from_root.c_str(), flags, kInRoot);
 }
 
-void WriteFileAtomic(const std::filesystem::path& path, const std::string& content,
-                     const std::function<void(AtomicWriteStep)>& on_step) {
-  auto fail = [&](const std::string& what) {
-    throw std::system_error(errno, std::generic_category(), what + " " + path.string());
+void WriteFileSynced(const std::filesystem::path& path, std::string_view content,
+                     const std::function<void()>& on_half_written) {
+  auto fail = [&](const std::string& what, int fd) {
+    const int error = errno;
+    if (fd >= 0) ::close(fd);
+    if (what != "create") ::unlink(path.c_str());
+    throw std::system_error(error, std::generic_category(), what + " " + path.string());
   };
-  auto tmp = path;
-  tmp += ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("create");
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("create", fd);
   // Written in two halves so that a test can stop the process between them.
   const std::size_t half = content.size() / 2;
   std::size_t off = 0;
@@ -128,27 +129,38 @@ void WriteFileAtomic(const std::filesystem::path& path, const std::string& conte
       ssize_t n = ::write(fd, content.data() + off, end - off);
       if (n < 0) {
         if (errno == EINTR) continue;
-        ::close(fd);
-        fail("write");
+        fail("write", fd);
       }
       off += static_cast<std::size_t>(n);
     }
-    if (end == half && on_step) on_step(AtomicWriteStep::kHalfWritten);
+    if (end == half && on_half_written) on_half_written();
   }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    fail("fsync");
+  if (::fsync(fd) != 0) fail("fsync", fd);
+  ::close(fd);
+}
+
+void SyncDirectory(const std::filesystem::path& dir) {
+  const auto name = dir.empty() ? std::filesystem::path(".") : dir;
+  int fd = ::open(name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const int error = errno;
+    if (fd >= 0) ::close(fd);
+    throw std::system_error(error, std::generic_category(), "fsync of directory " + name.string());
   }
   ::close(fd);
+}
+
+void WriteFileAtomic(const std::filesystem::path& path, const std::string& content,
+                     const std::function<void(AtomicWriteStep)>& on_step) {
+  auto tmp = path;
+  tmp += ".tmp";
+  WriteFileSynced(tmp, content, [&] {
+    if (on_step) on_step(AtomicWriteStep::kHalfWritten);
+  });
   if (on_step) on_step(AtomicWriteStep::kBeforeRename);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
-  auto dir = path.parent_path();
-  if (dir.empty()) dir = ".";
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::system_error(errno, std::generic_category(), "rename " + path.string());
+  SyncDirectory(path.parent_path());
 }
 
 }  // namespace dranet

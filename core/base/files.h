@@ -81,6 +81,17 @@ enum class AtomicWriteStep {
   kBeforeRename,   // the temp file is complete and synced, not yet renamed
 };
 
+// Creates or truncates `path`, writes `content` and fsyncs it. On failure the
+// file is removed and std::system_error naming it is thrown.
+// `on_half_written`, when given, runs once the first half is written (kill -9
+// tests stop the process there).
+void WriteFileSynced(const std::filesystem::path& path, std::string_view content,
+                     const std::function<void()>& on_half_written = {});
+
+// fsync of the directory `dir`: renames, creations and removals in it are
+// durable once it returns. Throws std::system_error naming it on failure.
+void SyncDirectory(const std::filesystem::path& dir);
+
 // Writes `content` to `path` atomically: temp file + fsync + rename + fsync of
 // the directory. Throws std::system_error naming the file on failure.
 // `on_step`, when given, is called at each AtomicWriteStep.

@@ -312,7 +312,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     status_writer = std::make_unique<kube::ClaimStatusWriter>(*api, options.driver_name, logger, resource_api.get());
   // After what its writes use: it stops (and joins) before they are destroyed.
   BackgroundEvents background_events(logger);
-  auto& state_corrupt = metrics.Counter("dranet_state_corrupt_total", "Checkpoints discarded as corrupt at start");
+  auto& state_corrupt = metrics.Counter("dranet_state_corrupt_total", "Checkpoint files discarded as corrupt at start");
   state::CheckpointOptions checkpoint_options;
   checkpoint_options.state_dir = options.state_dir;
   checkpoint_options.procfs_root = kSelfProcfs;

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <optional>
@@ -98,12 +100,40 @@ std::string CheckpointJsonOf(const std::vector<std::string_view>& claim_texts, c
   return out;
 }
 
+std::filesystem::path CheckpointStore::ClaimFile(const std::string& claim_uid) const {
+  // Kubernetes UIDs are plain names; anything else is spelled in hex so that
+  // no UID can name another directory or a hidden file.
+  constexpr std::size_t kMaxStem = 200;  // with ".json.corrupt", under NAME_MAX
+  auto plain_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == '.';
+  };
+  const bool plain = !claim_uid.empty() && plain_char(claim_uid[0]) && claim_uid[0] != '.' &&
+                     std::all_of(claim_uid.begin(), claim_uid.end(), plain_char);
+  std::string stem;
+  if (plain) {
+    stem = claim_uid;
+  } else {
+    static constexpr char kHex[] = "0123456789abcdef";
+    stem = "~";
+    for (unsigned char c : claim_uid) {
+      stem += kHex[c >> 4];
+      stem += kHex[c & 15];
+    }
+  }
+  if (stem.size() > kMaxStem)
+    throw std::system_error(ENAMETOOLONG, std::generic_category(),
+                            "claim UID of " + std::to_string(claim_uid.size()) +
+                                " bytes is too long to name its checkpoint file");
+  return claims_dir_ / (stem + ".json");
+}
+
 CheckpointStore::CheckpointStore(CheckpointOptions options, Logger& log)
-    : options_(std::move(options)), log_(log), path_(options_.state_dir / options_.file_name) {
+    : options_(std::move(options)), log_(log), claims_dir_(options_.state_dir / options_.claims_dir_name) {
   std::error_code ec;
-  std::filesystem::create_directories(options_.state_dir, ec);
+  std::filesystem::create_directories(claims_dir_, ec);
   if (ec)
-    throw std::system_error(ec, "cannot create state directory " + options_.state_dir.string() +
+    throw std::system_error(ec, "cannot create state directory " + claims_dir_.string() +
                                     " (check --state-dir and its permissions)");
   boot_id_ = ReadBootId(options_.procfs_root);
   if (boot_id_.empty())
@@ -112,16 +142,16 @@ CheckpointStore::CheckpointStore(CheckpointOptions options, Logger& log)
   Load();
 }
 
-void CheckpointStore::Discard(const std::string& problem) {
-  load_outcome_ = LoadOutcome::kCorrupt;
-  auto aside = path_;
+void CheckpointStore::Discard(const std::filesystem::path& file, const std::string& problem) {
+  found_corrupt_ = true;
+  auto aside = file;
   aside += ".corrupt";
   std::error_code ec;
-  std::filesystem::rename(path_, aside, ec);
-  const std::string message = "checkpoint " + path_.string() + " discarded: " + problem +
-                              "; starting with no prepared claims (kubelet prepares them again)" +
+  std::filesystem::rename(file, aside, ec);
+  const std::string message = "checkpoint " + file.string() + " discarded: " + problem +
+                              "; starting without its claims (kubelet prepares them again)" +
                               (ec ? std::string() : "; the bad file is kept as " + aside.string());
-  log_.Error("state checkpoint corrupt", {{"file", path_.string()},
+  log_.Error("state checkpoint corrupt", {{"file", file.string()},
                                           {"problem", problem},
                                           {"kept_as", ec ? std::string() : aside.string()}});
   if (options_.on_corrupt) {
@@ -133,85 +163,199 @@ void CheckpointStore::Discard(const std::string& problem) {
   }
 }
 
-void CheckpointStore::Load() {
-  auto tmp = path_;
-  tmp += ".tmp";
-  std::error_code ec;
-  if (std::filesystem::remove(tmp, ec))
-    log_.Info("removed unfinished checkpoint write", {{"file", tmp.string()}});
-  if (!std::filesystem::exists(path_, ec)) {
-    load_outcome_ = LoadOutcome::kNoFile;
-    log_.Info("no state checkpoint; starting empty", {{"file", path_.string()}});
-    return;
-  }
-  auto content = ReadFileCapped(path_, kMaxCheckpointBytes + 1);
-  if (!content) return Discard("cannot be read");
-  if (content->size() > kMaxCheckpointBytes) return Discard("larger than 64 MiB");
+std::optional<CheckpointStore::FileContent> CheckpointStore::LoadFile(const std::filesystem::path& file) {
+  auto content = ReadFileCapped(file, kMaxCheckpointBytes + 1);
+  if (!content) return Discard(file, "cannot be read"), std::nullopt;
+  if (content->size() > kMaxCheckpointBytes) return Discard(file, "larger than 64 MiB"), std::nullopt;
   rapidjson::Document doc;
   if (!ParseJson(doc, *content).empty() || !doc.IsObject())
-    return Discard("not a JSON object (torn or overwritten)");
+    return Discard(file, "not a JSON object (torn or overwritten)"), std::nullopt;
   auto str = [&](const char* key) -> std::string {
     auto it = doc.FindMember(key);
     return it != doc.MemberEnd() && it->value.IsString()
                ? std::string(it->value.GetString(), it->value.GetStringLength())
                : std::string();
   };
-  if (str("kind") != kKind) return Discard("kind is not " + std::string(kKind));
+  if (str("kind") != kKind) return Discard(file, "kind is not " + std::string(kKind)), std::nullopt;
   auto version = doc.FindMember("version");
-  if (version == doc.MemberEnd() || !version->value.IsInt())
-    return Discard("version missing");
+  if (version == doc.MemberEnd() || !version->value.IsInt()) return Discard(file, "version missing"), std::nullopt;
   if (version->value.GetInt() != kCheckpointVersion)
-    return Discard("version " + std::to_string(version->value.GetInt()) + " is not supported (this build reads " +
-                   std::to_string(kCheckpointVersion) + ")");
+    return Discard(file, "version " + std::to_string(version->value.GetInt()) +
+                             " is not supported (this build reads " + std::to_string(kCheckpointVersion) + ")"),
+           std::nullopt;
   auto claims = doc.FindMember("claims");
-  if (claims == doc.MemberEnd() || !claims->value.IsArray()) return Discard("claims missing");
-  const std::string file_boot = str("bootId");
-  if (str("checksum") != ChecksumOf(file_boot, {Compact(claims->value)}))
-    return Discard("checksum mismatch");
-  std::vector<inject::ClaimPlan> plans;
+  if (claims == doc.MemberEnd() || !claims->value.IsArray()) return Discard(file, "claims missing"), std::nullopt;
+  FileContent out;
+  out.boot_id = str("bootId");
+  if (str("checksum") != ChecksumOf(out.boot_id, {Compact(claims->value)}))
+    return Discard(file, "checksum mismatch"), std::nullopt;
   try {
-    plans = PlansFromJson(claims->value);
+    out.plans = PlansFromJson(claims->value);
   } catch (const std::exception& e) {
-    return Discard(e.what());
+    return Discard(file, e.what()), std::nullopt;
   }
-  if (!boot_id_.empty() && file_boot != boot_id_) {
-    load_outcome_ = LoadOutcome::kEarlierBoot;
-    log_.Info("state checkpoint is from an earlier boot; dropped",
-              {{"file", path_.string()}, {"file_boot_id", file_boot}, {"boot_id", boot_id_},
-               {"claims", plans.size()}});
-    std::filesystem::remove(path_, ec);
-    return;
-  }
-  for (auto& plan : plans) {
-    std::string uid = plan.claim_uid;
-    claim_json_.insert_or_assign(uid, PlanToJson(plan));
-    claims_.insert_or_assign(std::move(uid), std::move(plan));
-  }
-  load_outcome_ = LoadOutcome::kLoaded;
-  log_.Info("state checkpoint loaded", {{"file", path_.string()}, {"claims", claims_.size()}});
+  return out;
 }
 
-void CheckpointStore::Write() {
-  std::vector<std::string_view> texts;
-  texts.reserve(claim_json_.size());
-  for (const auto& [uid, json] : claim_json_) texts.push_back(json);
-  const std::string content = CheckpointJsonOf(texts, boot_id_);
+bool CheckpointStore::Adopt(FileContent content) {
+  if (!boot_id_.empty() && content.boot_id != boot_id_) {
+    ++earlier_boot_files_;
+    earlier_boot_claims_ += content.plans.size();
+    return false;
+  }
+  for (auto& plan : content.plans) {
+    if (claims_.count(plan.claim_uid)) continue;  // a claim file is never older than the single file
+    std::string uid = plan.claim_uid;
+    claim_json_.emplace(uid, PlanToJson(plan));
+    claims_.emplace(std::move(uid), std::move(plan));
+  }
+  return true;
+}
+
+bool CheckpointStore::NamesClaim(const std::filesystem::path& file, const std::string& claim_uid) const {
+  try {
+    return ClaimFile(claim_uid) == file;
+  } catch (const std::system_error&) {
+    return false;  // a UID too long for any file name
+  }
+}
+
+void CheckpointStore::Load() {
+  std::error_code ec;
+  std::vector<std::filesystem::path> files;
+  for (std::filesystem::directory_iterator it(claims_dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& file = it->path();
+    if (file.extension() == ".tmp") {
+      std::error_code removed;
+      if (std::filesystem::remove(file, removed))
+        log_.Info("removed unfinished checkpoint write", {{"file", file.string()}});
+    } else if (file.extension() == ".json") {
+      files.push_back(file);  // .corrupt files stay for a post-mortem
+    }
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    auto content = LoadFile(file);
+    if (!content) continue;
+    if (content->plans.size() != 1 || !NamesClaim(file, content->plans[0].claim_uid)) {
+      Discard(file, content->plans.size() == 1
+                        ? "holds claim " + content->plans[0].claim_uid + ", which is not the claim its name says"
+                        : "holds " + std::to_string(content->plans.size()) + " claims, not one");
+      continue;
+    }
+    if (!Adopt(std::move(*content))) std::filesystem::remove(file, ec);
+  }
+  LoadLegacyFile();
+
+  if (found_corrupt_) load_outcome_ = LoadOutcome::kCorrupt;
+  else if (!claims_.empty()) load_outcome_ = LoadOutcome::kLoaded;
+  else if (earlier_boot_files_ > 0) load_outcome_ = LoadOutcome::kEarlierBoot;
+  else load_outcome_ = LoadOutcome::kNoFile;
+  if (earlier_boot_files_ > 0)
+    log_.Info("state checkpoint is from an earlier boot; dropped",
+              {{"dir", claims_dir_.string()}, {"files", earlier_boot_files_}, {"claims", earlier_boot_claims_},
+               {"boot_id", boot_id_}});
+  if (files.empty() && !legacy_pending_ && load_outcome_ == LoadOutcome::kNoFile)
+    log_.Info("no state checkpoint; starting empty", {{"dir", claims_dir_.string()}});
+  else
+    log_.Info("state checkpoint loaded", {{"dir", claims_dir_.string()}, {"claims", claims_.size()}});
+}
+
+void CheckpointStore::LoadLegacyFile() {
+  const auto legacy = options_.state_dir / options_.legacy_file_name;
+  auto tmp = legacy;
+  tmp += ".tmp";
+  std::error_code ec;
+  if (std::filesystem::remove(tmp, ec)) log_.Info("removed unfinished checkpoint write", {{"file", tmp.string()}});
+  if (!std::filesystem::exists(legacy, ec)) return;
+  auto content = LoadFile(legacy);
+  if (!content) return;
+  std::set<std::string> uids;
+  for (const auto& plan : content->plans) uids.insert(plan.claim_uid);
+  const auto known_before = claims_.size();
+  if (!Adopt(std::move(*content))) {
+    std::filesystem::remove(legacy, ec);
+    return;
+  }
+  // Converted: each claim to its file, then the single file removed. Until
+  // that is done the single file stays (claim files win over it at load).
+  legacy_pending_ = true;
+  try {
+    for (auto it = uids.begin(); it != uids.end();) it = claims_.count(*it) ? std::next(it) : uids.erase(it);
+    Write(uids);
+    log_.Info("single-file checkpoint converted to claim files",
+              {{"file", legacy.string()}, {"dir", claims_dir_.string()}, {"claims", claims_.size() - known_before}});
+  } catch (const std::exception& e) {
+    unsynced_.insert(uids.begin(), uids.end());
+    log_.Error("single-file checkpoint not converted; kept until the next checkpoint write",
+               {{"file", legacy.string()}, {"error", e.what()}});
+  }
+}
+
+void CheckpointStore::Write(const std::set<std::string>& claim_uids) {
   if (options_.before_write) options_.before_write();
-  // The kill -9 points sit inside the real write, so a write that was not
-  // atomic would leave a torn checkpoint behind for the fault tests to find.
-  WriteFileAtomic(path_, content, [](AtomicWriteStep step) {
-    if (step == AtomicWriteStep::kHalfWritten) DRANET_FAULT_POINT("state-write-torn");
-    if (step == AtomicWriteStep::kBeforeRename) DRANET_FAULT_POINT("state-before-rename");
-  });
+  struct Change {
+    std::filesystem::path file;
+    std::filesystem::path tmp;  // empty: the claim is gone, its file removed
+  };
+  std::vector<Change> changes;
+  changes.reserve(claim_uids.size());
+  try {
+    for (const auto& uid : claim_uids) {
+      Change change{ClaimFile(uid), {}};
+      if (auto it = claim_json_.find(uid); it != claim_json_.end()) {
+        change.tmp = change.file;
+        change.tmp += ".tmp";
+        const bool first = std::none_of(changes.begin(), changes.end(), [](const Change& c) { return !c.tmp.empty(); });
+        // The kill -9 points sit inside the real write, so a write that was
+        // not atomic would leave a torn claim file for the fault tests to find.
+        WriteFileSynced(change.tmp, CheckpointJsonOf({it->second}, boot_id_), [first] {
+          if (first) DRANET_FAULT_POINT("state-write-torn");
+        });
+      }
+      changes.push_back(std::move(change));
+    }
+  } catch (...) {
+    for (const auto& c : changes)
+      if (!c.tmp.empty()) ::unlink(c.tmp.c_str());
+    throw;
+  }
+  DRANET_FAULT_POINT("state-before-rename");
+  for (auto c = changes.begin(); c != changes.end(); ++c) {
+    const bool failed = c->tmp.empty() ? ::unlink(c->file.c_str()) != 0 && errno != ENOENT
+                                       : ::rename(c->tmp.c_str(), c->file.c_str()) != 0;
+    if (!failed) continue;
+    const int error = errno;
+    for (auto rest = c; rest != changes.end(); ++rest)
+      if (!rest->tmp.empty()) ::unlink(rest->tmp.c_str());
+    throw std::system_error(error, std::generic_category(),
+                            (c->tmp.empty() ? "remove " : "rename to ") + c->file.string());
+  }
+  SyncDirectory(claims_dir_);
   DRANET_FAULT_POINT("state-after-rename");
+  if (legacy_pending_) {
+    const auto legacy = options_.state_dir / options_.legacy_file_name;
+    std::error_code ec;
+    std::filesystem::remove(legacy, ec);
+    if (!ec) {
+      try {
+        SyncDirectory(options_.state_dir);
+        legacy_pending_ = false;
+      } catch (const std::system_error& e) {
+        ec = e.code();
+      }
+    }
+    if (ec) log_.Warning("single-file checkpoint not removed", {{"file", legacy.string()}, {"error", ec.message()}});
+  }
 }
 
 // Group commit: a caller queues its mutation; whoever finds no write in
 // progress becomes the writer, takes every queued mutation (its own and
 // those that arrived while the previous write ran), applies them in arrival
-// order to a copy, writes that once and publishes it. Each caller returns
-// when the write holding its mutation is durable, or throws that write's
-// error with the store unchanged by its batch.
+// order to the claims' texts, writes the files of the claims they touch once
+// and publishes them. Each caller returns when the write holding its
+// mutation is durable, or throws that write's error with the store
+// unchanged by its batch.
 void CheckpointStore::Commit(Mutation& mine) {
   std::unique_lock lock(mu_);
   queue_.push_back(&mine);
@@ -245,11 +389,13 @@ void CheckpointStore::Commit(Mutation& mine) {
         claim_json_.erase(it);
       }
     }
+    std::set<std::string> touched = unsynced_;
+    for (const auto& [uid, before] : undo) touched.insert(uid);
     std::exception_ptr error;
-    if (!undo.empty()) {
-      lock.unlock();  // readers and new callers go on while the file is written
+    if (!touched.empty()) {
+      lock.unlock();  // readers and new callers go on while the files are written
       try {
-        Write();
+        Write(touched);
       } catch (...) {
         error = std::current_exception();
       }
@@ -259,7 +405,9 @@ void CheckpointStore::Commit(Mutation& mine) {
           if (it->second) claim_json_.insert_or_assign(it->first, std::move(*it->second));
           else claim_json_.erase(it->first);
         }
+        unsynced_ = std::move(touched);  // some of their files may hold the failed batch
       } else {
+        unsynced_.clear();
         for (const Mutation* m : batch) {
           for (const auto& plan : m->put) claims_.insert_or_assign(plan.claim_uid, plan);
           for (const auto& uid : m->remove) claims_.erase(uid);
@@ -280,6 +428,7 @@ void CheckpointStore::Commit(Mutation& mine) {
 
 void CheckpointStore::Put(const std::vector<inject::ClaimPlan>& plans) {
   if (plans.empty()) return;
+  for (const auto& plan : plans) ClaimFile(plan.claim_uid);  // a UID that cannot name a file fails here, alone
   Mutation m;
   m.put = plans;
   m.put_json.reserve(plans.size());

@@ -1,31 +1,43 @@
 #pragma once
-// core/state/checkpoint_store.h — PreparedClaims backed by a crash-safe file.
+// core/state/checkpoint_store.h — PreparedClaims backed by crash-safe files.
 //
-// The checkpoint is one JSON document, <state_dir>/prepared-claims.json:
+// One file per prepared claim, <state_dir>/claims/<claim UID>.json, each a
+// checkpoint document holding that one claim:
 //   {"kind":"DranetCheckpoint","version":1,"bootId":"<boot id>",
-//    "checksum":"crc32:<8 hex>","claims":[<ClaimPlan>...]}
+//    "checksum":"crc32:<8 hex>","claims":[<ClaimPlan>]}
 // The checksum is CRC-32 of bootId + "\n" + the compact serialisation of
-// "claims". Every mutation rewrites the whole file with WriteFileAtomic
-// (temp + fsync + rename + fsync of the directory), however many claims it
-// carries; concurrent mutations share one write (group commit: the calls
-// that arrive while a write runs are written together by the next one). A
-// reader never sees a half-written file.
+// "claims". A claim UID that is not a plain name ([A-Za-z0-9][A-Za-z0-9._-]*)
+// is spelled "~" + its bytes in hex. A mutation writes only the claims it
+// changes: each as <file>.tmp, fsynced, then renamed over the claim's file
+// (removals unlink it), then one fsync of the directory; so a write costs
+// the same however many claims the node holds. Concurrent mutations share
+// one write (group commit: the calls that arrive while a write runs are
+// written together by the next one). A reader never sees a half-written
+// file; a crash leaves each claim whole or absent.
 //
-// At construction the file is loaded:
-//   - absent                      → empty store;
-//   - written in an earlier boot  → dropped with a log line (pods of that
-//     boot are gone; kubelet prepares again for the pods it restarts);
-//   - unreadable, torn, bad checksum, unknown version, mistyped field
+// Earlier versions kept every claim in one document, <state_dir>/
+// prepared-claims.json (same format, all claims in "claims"); a store that
+// finds one converts it to claim files at start and removes it.
+//
+// At construction the files are loaded; per file:
+//   - written in an earlier boot  → removed (pods of that boot are gone;
+//     kubelet prepares again for the pods it restarts), one log line;
+//   - unreadable, torn, bad checksum, unknown version, mistyped field, or a
+//     claim file holding another claim than its name says
 //                                 → moved aside to <file>.corrupt, a log line,
-//     on_corrupt(message) (the daemon turns it into an Event), empty store.
-// Construction never throws because of the file's content, so a bad file
+//     on_corrupt(message) (the daemon turns it into an Event); the other
+//     files still load;
+//   - leftover <file>.tmp (a write cut off by a crash) → removed.
+// Construction never throws because of the files' content, so a bad file
 // cannot crash-loop the daemon. It throws std::system_error only when the
 // state directory cannot be created.
 //
 // Thread-safety: all methods may be called concurrently; mutations apply in
 // arrival order and each is durable when it returns. A mutation whose write
 // fails throws std::system_error naming the file and leaves the store
-// unchanged (so do the others written with it: they throw too).
+// unchanged (so do the others written with it: they throw too); claims
+// whose files that write may have changed are written again, from the
+// store, by the next write.
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -33,6 +45,8 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,7 +61,8 @@ inline constexpr int kCheckpointVersion = 1;
 struct CheckpointOptions {
   std::filesystem::path state_dir = "/var/run/dranet";  // --state-dir
   std::filesystem::path procfs_root = "/proc";          // boot id: <procfs_root>/sys/kernel/random/boot_id
-  std::string file_name = "prepared-claims.json";
+  std::string claims_dir_name = "claims";                // one file per claim
+  std::string legacy_file_name = "prepared-claims.json";  // the single file of earlier versions
   // Called once from the constructor when the checkpoint had to be discarded
   // as corrupt; `message` names the file and the problem. May be empty.
   std::function<void(const std::string& message)> on_corrupt;
@@ -56,7 +71,9 @@ struct CheckpointOptions {
   std::function<void()> before_write;
 };
 
-// What construction found.
+// What construction found: kCorrupt when any file was corrupt (the others are
+// loaded still), else kLoaded when any claim was loaded, else kEarlierBoot
+// when files of an earlier boot were dropped, else kNoFile.
 enum class LoadOutcome { kNoFile, kLoaded, kEarlierBoot, kCorrupt };
 const char* LoadOutcomeName(LoadOutcome outcome);
 
@@ -72,7 +89,11 @@ class CheckpointStore final : public PreparedClaims {
   std::vector<inject::ClaimPlan> All() const override;
 
   LoadOutcome load_outcome() const { return load_outcome_; }
-  const std::filesystem::path& path() const { return path_; }
+  // The directory of the claim files.
+  const std::filesystem::path& claims_dir() const { return claims_dir_; }
+  // The file of claim `claim_uid` in claims_dir(); throws std::system_error
+  // (ENAMETOOLONG) for a UID too long to name a file.
+  std::filesystem::path ClaimFile(const std::string& claim_uid) const;
   const std::string& boot_id() const { return boot_id_; }
   // Completed checkpoint writes since construction.
   uint64_t writes() const;
@@ -90,24 +111,49 @@ class CheckpointStore final : public PreparedClaims {
     bool done = false;
     std::exception_ptr error;
   };
+  // What one checkpoint file held.
+  struct FileContent {
+    std::string boot_id;
+    std::vector<inject::ClaimPlan> plans;
+  };
   void Load();
-  void Discard(const std::string& problem);
+  // The claims of the checkpoint document at `file`; nullopt (the file set
+  // aside and reported) when it is corrupt.
+  std::optional<FileContent> LoadFile(const std::filesystem::path& file);
+  // Loads and converts the single file of earlier versions, if any.
+  void LoadLegacyFile();
+  // Adds plans read from disk; false (and the plans skipped) when they
+  // belong to an earlier boot.
+  bool Adopt(FileContent content);
+  // Whether `file` is the file of claim `claim_uid`.
+  bool NamesClaim(const std::filesystem::path& file, const std::string& claim_uid) const;
+  void Discard(const std::filesystem::path& file, const std::string& problem);
   // Queues `m` and returns once a write holding it is durable (see .cpp).
   void Commit(Mutation& m);
-  // Writes the checkpoint of claim_json_ durably; throws std::system_error.
+  // Makes the files of `claim_uids` match claim_json_ (written where the
+  // claim is there, removed where not) durably; throws std::system_error.
   // Called by the one writer of Commit, without mu_.
-  void Write();
+  void Write(const std::set<std::string>& claim_uids);
 
   CheckpointOptions options_;
   Logger& log_;
-  std::filesystem::path path_;
+  std::filesystem::path claims_dir_;
   std::string boot_id_;
   LoadOutcome load_outcome_ = LoadOutcome::kNoFile;
+  bool found_corrupt_ = false;
+  std::size_t earlier_boot_files_ = 0;
+  std::size_t earlier_boot_claims_ = 0;
+  // The single file of earlier versions awaits removal after the next
+  // successful write (writer only).
+  bool legacy_pending_ = false;
   mutable std::mutex mu_;
   std::map<std::string, inject::ClaimPlan> claims_;  // by claim UID; what is on disk
   // The same claims as PlanToJson texts, and while a batch is written that
   // batch's too: only the writer (writing_) reads or changes them.
   std::map<std::string, std::string> claim_json_;
+  // Claims whose files a failed write may have left unlike claim_json_; the
+  // next write writes them too (writer only).
+  std::set<std::string> unsynced_;
   std::deque<Mutation*> queue_;                       // waiting for the next write
   bool writing_ = false;                              // a caller is writing a batch
   std::condition_variable written_;                   // a batch finished

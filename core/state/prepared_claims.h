@@ -5,7 +5,8 @@
 // Writers: the kubelet DRA service (Prepare adds, Unprepare removes).
 // Readers: the NRI hooks (which plans apply to a pod). One owner, one lock;
 // all methods are thread-safe. Every mutation is durable when it returns
-// (one fsync per call, however many claims it carries).
+// (one write per call, however many claims it carries; concurrent calls
+// share writes).
 #include <memory>
 #include <optional>
 #include <string>

@@ -238,7 +238,7 @@ grep -q '"registered":"dra.net","endpoint":"/var/lib/kubelet/plugins/dra.net/' "
   fail "fake kubelet did not see dra.net register with an endpoint under /var/lib/kubelet/plugins/dra.net"
 grep -q '^plugin registered name=.*dra.net' "$logs/fake-nri-runtime.log" ||
   fail "the NRI runtime did not see the plugin on /var/run/nri/nri.sock"
-grep -q 'file="/var/run/dranet/prepared-claims.json"' "$logs/dranetd.log" ||
+grep -q 'dir="/var/run/dranet/claims"' "$logs/dranetd.log" ||
   fail "dranetd does not keep its state in /var/run/dranet"
 
 # The API server holds this node's ResourceSlice, written over TLS with the token.
