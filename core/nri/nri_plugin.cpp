@@ -15,14 +15,18 @@ NriPlugin::NriPlugin(Options options, state::PreparedClaims& claims,
                      inject::PodNetnsApplier& applier, Logger& log)
     : options_(std::move(options)),
       log_(log),
-      service_(claims, applier, log, [this] {
-        {
-          std::lock_guard lock(mu_);
-          netns_wake_ = true;
-        }
-        cv_.notify_all();
-        if (options_.on_state_change) options_.on_state_change();
-      }) {
+      service_(
+          claims, applier, log,
+          [this] {
+            if (options_.on_state_change) options_.on_state_change();
+          },
+          [this] {
+            {
+              std::lock_guard lock(mu_);
+              netns_wake_ = true;
+            }
+            cv_.notify_all();
+          }) {
   service_.SetBypassReporter(options_.bypass_reporter);
   service_.SetPodNetworkReporter(options_.network_reporter);
   service_.SetOperationObserver(options_.observer);

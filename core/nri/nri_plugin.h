@@ -100,7 +100,7 @@ class NriPlugin {
   std::condition_variable cv_;
   bool stopping_ = false;
   bool registered_ = false;
-  bool netns_wake_ = false;  // the service's state changed: WatchNetns looks again
+  bool netns_wake_ = false;  // a pod may be held now (attached or adopted): WatchNetns looks again
   std::shared_ptr<TtrpcSession> session_;
   std::atomic<std::uint64_t> connections_{0};
   std::thread thread_;

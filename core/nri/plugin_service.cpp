@@ -47,8 +47,13 @@ std::string NetnsPathOf(const api::PodSandbox& pod) {
 }
 
 PluginService::PluginService(state::PreparedClaims& claims, inject::PodNetnsApplier& applier,
-                             Logger& log, std::function<void()> on_state_change)
-    : claims_(claims), applier_(applier), log_(log), on_state_change_(std::move(on_state_change)) {}
+                             Logger& log, std::function<void()> on_state_change,
+                             std::function<void()> on_pods_held)
+    : claims_(claims),
+      applier_(applier),
+      log_(log),
+      on_state_change_(std::move(on_state_change)),
+      on_pods_held_(std::move(on_pods_held)) {}
 
 bool PluginService::configured() const {
   std::lock_guard lock(mu_);
@@ -126,6 +131,7 @@ api::SynchronizeResponse PluginService::Synchronize(const api::SynchronizeReques
       sync_bypass_.clear();
     }
     ReconcileNetdevs(pods);
+    if (on_pods_held_) on_pods_held_();        // pods adopted
     if (on_state_change_) on_state_change_();  // bypassed_containers() changed
   }
   api::SynchronizeResponse response;
@@ -243,7 +249,7 @@ RpcStatus PluginService::RunPodSandbox(const api::PodSandbox& pod, OperationStat
     return {RpcCode::kFailedPrecondition, e.what()};
   }
   DRANET_FAULT_POINT("nri-run-pod-after-attach");
-  if (on_state_change_) on_state_change_();  // HoldsPods() may have changed
+  if (on_pods_held_) on_pods_held_();
   if (network_reporter_) network_reporter_({pod.namespace_(), pod.name(), pod.uid(), plans, "", false});
   log_.Info("hook applied", {{"hook", "RunPodSandbox"},
                              {"pod", ref.Describe()},

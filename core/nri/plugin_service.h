@@ -69,12 +69,13 @@ using PodNetworkReporter = std::function<void(const PodNetworkOutcome&)>;
 
 class PluginService {
  public:
-  // `on_state_change` (optional) runs after each Configure, each finished
-  // Synchronize (configured() and bypassed_containers() change there) and
-  // each pod whose netdevs were attached (HoldsPods()), on the caller's
-  // thread.
+  // `on_state_change` (optional) runs after each Configure and each finished
+  // Synchronize (configured() and bypassed_containers() change there);
+  // `on_pods_held` (optional) whenever HoldsPods() may have become true: a
+  // pod whose netdevs were attached, the end of a Synchronize (pods adopted).
+  // Both run on the caller's thread.
   PluginService(state::PreparedClaims& claims, inject::PodNetnsApplier& applier, Logger& log,
-                std::function<void()> on_state_change = {});
+                std::function<void()> on_state_change = {}, std::function<void()> on_pods_held = {});
 
   // Answers one request of service kPluginService.
   RpcResult Handle(const RpcRequest& request);
@@ -102,7 +103,7 @@ class PluginService {
   // periodically while HoldsPods(); returns how many pods it released.
   std::size_t ReleaseVanishedPods();
   // Whether any pod's netdevs are kept in its namespace (the applier's
-  // HoldsPods()): a pod attached or adopted since is told by on_state_change.
+  // HoldsPods()): a pod attached or adopted since is told by on_pods_held.
   bool HoldsPods() { return applier_.HoldsPods(); }
 
   // Containers found bypassed at the last complete Synchronize.
@@ -129,6 +130,7 @@ class PluginService {
   inject::PodNetnsApplier& applier_;
   Logger& log_;
   std::function<void()> on_state_change_;
+  std::function<void()> on_pods_held_;
   mutable std::mutex mu_;
   bool configured_ = false;
   std::map<std::string, std::string> netns_by_pod_;  // pod UID -> netns path, pods with claims only

@@ -33,6 +33,7 @@ class NriPluginTest : public ::testing::Test {
     nri::NriPluginOptions opts;
     opts.socket_path = dir_.path() + "/nri.sock";
     opts.observer = std::move(observer);
+    opts.on_state_change = [this] { ++state_changes_; };
     if (netns_check_period.count() > 0) opts.netns_check_period = netns_check_period;
     opts.initial_backoff = 5ms;
     opts.max_backoff = 50ms;
@@ -53,6 +54,7 @@ class NriPluginTest : public ::testing::Test {
   MemoryPreparedClaims claims_;
   RecordingApplier applier_;
   std::unique_ptr<FakeNriRuntime> runtime_;
+  std::atomic<int> state_changes_{0};  // NriPluginOptions::on_state_change calls
   std::unique_ptr<nri::NriPlugin> plugin_;
 };
 
@@ -287,7 +289,9 @@ TEST_F(NriPluginTest, NamespaceCheckSleepsWhileNoPodIsHeld) {
 
   const auto pod = FakeNriRuntime::MakePod("pod-a4", "ml", "a4-0", "/var/run/netns/cni-a4");
   claims_.Put({NetdevPlan("claim-0", pod.uid(), "gpu0rdma0")});
+  const int state_changes = state_changes_.load();
   ASSERT_TRUE(runtime_->RunPodSandbox(pod).ok());
+  EXPECT_EQ(state_changes_.load(), state_changes) << "a pod start wakes the namespace check, not readiness";
   const auto until = std::chrono::steady_clock::now() + 10s;
   while (applier_.vanished_checks() < idle_checks + 5 && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(5ms);
