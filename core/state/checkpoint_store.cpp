@@ -164,35 +164,37 @@ void CheckpointStore::Discard(const std::filesystem::path& file, const std::stri
 }
 
 std::optional<CheckpointStore::FileContent> CheckpointStore::LoadFile(const std::filesystem::path& file) {
+  auto corrupt = [&](const std::string& problem) -> std::optional<FileContent> {
+    Discard(file, problem);
+    return std::nullopt;
+  };
   auto content = ReadFileCapped(file, kMaxCheckpointBytes + 1);
-  if (!content) return Discard(file, "cannot be read"), std::nullopt;
-  if (content->size() > kMaxCheckpointBytes) return Discard(file, "larger than 64 MiB"), std::nullopt;
+  if (!content) return corrupt("cannot be read");
+  if (content->size() > kMaxCheckpointBytes) return corrupt("larger than 64 MiB");
   rapidjson::Document doc;
   if (!ParseJson(doc, *content).empty() || !doc.IsObject())
-    return Discard(file, "not a JSON object (torn or overwritten)"), std::nullopt;
+    return corrupt("not a JSON object (torn or overwritten)");
   auto str = [&](const char* key) -> std::string {
     auto it = doc.FindMember(key);
     return it != doc.MemberEnd() && it->value.IsString()
                ? std::string(it->value.GetString(), it->value.GetStringLength())
                : std::string();
   };
-  if (str("kind") != kKind) return Discard(file, "kind is not " + std::string(kKind)), std::nullopt;
+  if (str("kind") != kKind) return corrupt("kind is not " + std::string(kKind));
   auto version = doc.FindMember("version");
-  if (version == doc.MemberEnd() || !version->value.IsInt()) return Discard(file, "version missing"), std::nullopt;
+  if (version == doc.MemberEnd() || !version->value.IsInt()) return corrupt("version missing");
   if (version->value.GetInt() != kCheckpointVersion)
-    return Discard(file, "version " + std::to_string(version->value.GetInt()) +
-                             " is not supported (this build reads " + std::to_string(kCheckpointVersion) + ")"),
-           std::nullopt;
+    return corrupt("version " + std::to_string(version->value.GetInt()) + " is not supported (this build reads " +
+                   std::to_string(kCheckpointVersion) + ")");
   auto claims = doc.FindMember("claims");
-  if (claims == doc.MemberEnd() || !claims->value.IsArray()) return Discard(file, "claims missing"), std::nullopt;
+  if (claims == doc.MemberEnd() || !claims->value.IsArray()) return corrupt("claims missing");
   FileContent out;
   out.boot_id = str("bootId");
-  if (str("checksum") != ChecksumOf(out.boot_id, {Compact(claims->value)}))
-    return Discard(file, "checksum mismatch"), std::nullopt;
+  if (str("checksum") != ChecksumOf(out.boot_id, {Compact(claims->value)})) return corrupt("checksum mismatch");
   try {
     out.plans = PlansFromJson(claims->value);
   } catch (const std::exception& e) {
-    return Discard(file, e.what()), std::nullopt;
+    return corrupt(e.what());
   }
   return out;
 }
@@ -300,18 +302,19 @@ void CheckpointStore::Write(const std::set<std::string>& claim_uids) {
   };
   std::vector<Change> changes;
   changes.reserve(claim_uids.size());
+  bool wrote_one = false;
   try {
     for (const auto& uid : claim_uids) {
       Change change{ClaimFile(uid), {}};
       if (auto it = claim_json_.find(uid); it != claim_json_.end()) {
         change.tmp = change.file;
         change.tmp += ".tmp";
-        const bool first = std::none_of(changes.begin(), changes.end(), [](const Change& c) { return !c.tmp.empty(); });
         // The kill -9 points sit inside the real write, so a write that was
         // not atomic would leave a torn claim file for the fault tests to find.
-        WriteFileSynced(change.tmp, CheckpointJsonOf({it->second}, boot_id_), [first] {
+        WriteFileSynced(change.tmp, CheckpointJsonOf({it->second}, boot_id_), [first = !wrote_one] {
           if (first) DRANET_FAULT_POINT("state-write-torn");
         });
+        wrote_one = true;
       }
       changes.push_back(std::move(change));
     }
