@@ -272,6 +272,32 @@ wakeups_by_thread() {
   done | awk '{n[$1] += $2} END {for (k in n) print k, n[k]}' | sort
 }
 sleep 2  # past start-up work (first publish, registration)
+# With DRANET_PAGE_OUT=1 the kernel reclaims dranetd's file pages now
+# (process_madvise MADV_PAGEOUT of each private file mapping): its resident
+# file pages at the end are what it touched while idle, at most 64 KiB around
+# each touched page (fault-around); pages that other processes map stay.
+if [[ ${DRANET_PAGE_OUT:-0} == 1 ]]; then
+  echo "before page-out: $(awk '/^(VmRSS|RssAnon|RssFile):/ {printf "%s %.1f MiB  ", $1, $2 / 1024}' "/proc/$dranetd/status")"
+  python3 - "$dranetd" <<'PY' || fail "DRANET_PAGE_OUT=1: dranetd's pages could not be paged out"
+import ctypes, os, sys
+pid = int(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+class IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+SYS_PROCESS_MADVISE, MADV_PAGEOUT = 440, 21  # x86-64, Linux 5.10+
+pidfd, done = os.pidfd_open(pid), 0
+for line in open(f"/proc/{pid}/maps"):
+    fields = line.split(maxsplit=5)
+    if len(fields) < 6 or not fields[5].startswith("/") or fields[1][0] != "r" or fields[1][3] != "p":
+        continue
+    start, end = (int(x, 16) for x in fields[0].split("-"))
+    iov = IoVec(start, end - start)
+    if libc.syscall(SYS_PROCESS_MADVISE, pidfd, ctypes.byref(iov), 1, MADV_PAGEOUT, 0) < 0:
+        sys.exit(f"process_madvise: {os.strerror(ctypes.get_errno())}")
+    done += 1
+print(f"paged out {done} file mappings of dranetd")
+PY
+fi
 writes0=$(api_writes) ticks0=$(cpu_ticks) wake0=$(wakeups) threads=$(ls "/proc/$dranetd/task" | wc -l)
 wakeups_by_thread >"$work/wake0"
 sleep "$idle_s"
