@@ -18,7 +18,10 @@
 # (plugin registration over the real sockets), the fake NRI runtime.
 # Ready means: /readyz and /healthz answer 200, kubelet saw dra.net register,
 # the NRI runtime saw the plugin, and the API server holds this node's
-# ResourceSlice, written over TLS with the token. Then SIGTERM: exit 0.
+# ResourceSlice, written over TLS with the token. Then it serves a claim: a
+# ResourceClaim allocated to a device of that slice is prepared over the
+# kubelet socket (read from the API server over TLS) and checkpointed, held
+# through an idle window, unprepared. Then SIGTERM: exit 0.
 #
 # Isolation: the whole test runs in fresh network, mount and PID namespaces
 # (unshare), so port 9177 and the default paths cannot meet anything on the
@@ -256,26 +259,12 @@ grep -q -- "--node-name=\"$node\"" "$logs/dranetd.log" || fail "dranetd did not 
 grep -q -- '--kubeconfig=""' "$logs/dranetd.log" || fail "dranetd did not run without a kubeconfig"
 ! grep -q '^E' "$logs/dranetd.log" || fail "dranetd logged errors"
 
-# -- Idle: what a Ready dranetd with nothing to do costs. CPU time and
-# wakeups (context switches of all its threads) over the window, printed;
-# API writes over it must be 0. DRANET_IDLE_SECONDS sets the window
-# (default 5; 60 for the README's figure). --
-idle_s=${DRANET_IDLE_SECONDS:-5}
-api_writes() { curl -sf http://127.0.0.1:9177/metrics | awk '/^dranet_api_writes_total/ {n += $2} END {print n + 0}'; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$dranetd/stat"; }
-wakeups() { cat /proc/"$dranetd"/task/*/status | awk '/ctxt_switches/ {n += $2} END {print n + 0}'; }
-# "<thread name> <context switches>" per thread, summed by name.
-wakeups_by_thread() {
-  local t
-  for t in /proc/"$dranetd"/task/*; do
-    echo "$(tr ' ' _ <"$t/comm") $(awk '/ctxt_switches/ {n += $2} END {print n + 0}' "$t/status")"
-  done | awk '{n[$1] += $2} END {for (k in n) print k, n[k]}' | sort
-}
 sleep 2  # past start-up work (first publish, registration)
 # With DRANET_PAGE_OUT=1 the kernel reclaims dranetd's file pages now
 # (process_madvise MADV_PAGEOUT of each private file mapping): its resident
-# file pages at the end are what it touched while idle, at most 64 KiB around
-# each touched page (fault-around); pages that other processes map stay.
+# file pages at the end are what it touched since (serving the claim below,
+# idling), at most 64 KiB around each touched page (fault-around); pages that
+# other processes map stay.
 if [[ ${DRANET_PAGE_OUT:-0} == 1 ]]; then
   echo "before page-out: $(awk '/^(VmRSS|RssAnon|RssFile):/ {printf "%s %.1f MiB  ", $1, $2 / 1024}' "/proc/$dranetd/status")"
   python3 - "$dranetd" <<'PY' || fail "DRANET_PAGE_OUT=1: dranetd's pages could not be paged out"
@@ -298,6 +287,52 @@ for line in open(f"/proc/{pid}/maps"):
 print(f"paged out {done} file mappings of dranetd")
 PY
 fi
+
+# -- A claim served: allocated to a device of this machine's slice, prepared over the
+# kubelet socket (the claim read from the API server over TLS), checkpointed
+# in the state directory; held through the idle window, unprepared after it. --
+read -r pool device < <(python3 - "$logs/resourceslices.json" <<'PY'
+import json, sys
+for slice_ in json.load(open(sys.argv[1]))["items"]:
+    for d in slice_["spec"].get("devices", []):
+        print(slice_["spec"]["pool"]["name"], d["name"])
+        sys.exit(0)
+PY
+) || true
+[[ -n ${device:-} ]] || fail "no device in this node's ResourceSlice to allocate"
+claim_json='{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"served","namespace":"ml"},
+ "spec":{"devices":{"requests":[{"name":"nic","exactly":{"deviceClassName":"dra.net"}}]}},
+ "status":{"allocation":{"devices":{"results":[{"request":"nic","driver":"dra.net","pool":"'"$pool"'","device":"'"$device"'"}]}},
+  "reservedFor":[{"resource":"pods","name":"served-0","uid":"pod-served"}]}}'
+curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: application/json' -d "$claim_json" \
+  "http://127.0.0.1:$plain_port/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims" >"$logs/claim.json" ||
+  fail "cannot create the ResourceClaim"
+claim_uid=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["metadata"]["uid"])' "$logs/claim.json")
+served_kubelet() {
+  "$build/tests/bin/fake-kubelet" --registry-dir /var/lib/kubelet/plugins_registry --driver dra.net \
+    --wait-ms 10000 "$@" >>"$logs/fake-kubelet-claims.log" 2>&1
+}
+served_kubelet --prepare "ml/served/$claim_uid" || fail "the claim was not prepared"
+grep -qF "{\"prepared\":\"$claim_uid\",\"error\":\"\",\"devices\":[\"$pool/$device\"]}" \
+  "$logs/fake-kubelet-claims.log" || fail "the prepare did not answer with device $pool/$device"
+[[ -f /var/run/dranet/claims/$claim_uid.json ]] || fail "no checkpoint file for the prepared claim"
+echo "claim served: $device prepared"
+
+# -- Idle: what a Ready dranetd with nothing to do costs. CPU time and
+# wakeups (context switches of all its threads) over the window, printed;
+# API writes over it must be 0. DRANET_IDLE_SECONDS sets the window
+# (default 5; 60 for the README's figure). --
+idle_s=${DRANET_IDLE_SECONDS:-5}
+api_writes() { curl -sf http://127.0.0.1:9177/metrics | awk '/^dranet_api_writes_total/ {n += $2} END {print n + 0}'; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$dranetd/stat"; }
+wakeups() { cat /proc/"$dranetd"/task/*/status | awk '/ctxt_switches/ {n += $2} END {print n + 0}'; }
+# "<thread name> <context switches>" per thread, summed by name.
+wakeups_by_thread() {
+  local t
+  for t in /proc/"$dranetd"/task/*; do
+    echo "$(tr ' ' _ <"$t/comm") $(awk '/ctxt_switches/ {n += $2} END {print n + 0}' "$t/status")"
+  done | awk '{n[$1] += $2} END {for (k in n) print k, n[k]}' | sort
+}
 writes0=$(api_writes) ticks0=$(cpu_ticks) wake0=$(wakeups) threads=$(ls "/proc/$dranetd/task" | wc -l)
 wakeups_by_thread >"$work/wake0"
 sleep "$idle_s"
@@ -325,6 +360,9 @@ if [[ -n $memcg ]]; then
          v["total_cache"] / 1048576, v["total_mapped_file"] / 1048576, v["total_inactive_file"] / 1048576}' "$memcg/memory.stat"
 fi
 ((writes1 == writes0)) || fail "dranetd wrote to the API server $((writes1 - writes0)) times while idle"
+
+served_kubelet --unprepare "ml/served/$claim_uid" || fail "the claim was not unprepared"
+[[ ! -e /var/run/dranet/claims/$claim_uid.json ]] || fail "the unprepared claim's checkpoint file is still there"
 
 # -- SIGTERM: a clean exit. --
 kill -TERM "$dranetd"
