@@ -214,11 +214,11 @@ bool CheckpointStore::Adopt(FileContent content) {
   return true;
 }
 
-bool CheckpointStore::NamesClaim(const std::filesystem::path& file, const std::string& claim_uid) const {
+std::optional<std::filesystem::path> CheckpointStore::ClaimFileIfAny(const std::string& claim_uid) const {
   try {
-    return ClaimFile(claim_uid) == file;
+    return ClaimFile(claim_uid);
   } catch (const std::system_error&) {
-    return false;  // a UID too long for any file name
+    return std::nullopt;  // a UID too long for any file name
   }
 }
 
@@ -239,7 +239,7 @@ void CheckpointStore::Load() {
   for (const auto& file : files) {
     auto content = LoadFile(file);
     if (!content) continue;
-    if (content->plans.size() != 1 || !NamesClaim(file, content->plans[0].claim_uid)) {
+    if (content->plans.size() != 1 || ClaimFileIfAny(content->plans[0].claim_uid) != file) {
       Discard(file, content->plans.size() == 1
                         ? "holds claim " + content->plans[0].claim_uid + ", which is not the claim its name says"
                         : "holds " + std::to_string(content->plans.size()) + " claims, not one");
@@ -272,6 +272,14 @@ void CheckpointStore::LoadLegacyFile() {
   if (!std::filesystem::exists(legacy, ec)) return;
   auto content = LoadFile(legacy);
   if (!content) return;
+  // A claim whose UID cannot name a file cannot be kept (nor prepared by
+  // this version).
+  std::erase_if(content->plans, [&](const inject::ClaimPlan& plan) {
+    if (ClaimFileIfAny(plan.claim_uid)) return false;
+    log_.Error("claim of the single-file checkpoint dropped: its UID is too long to name a claim file",
+               {{"file", legacy.string()}, {"claim", plan.claim_namespace + "/" + plan.claim_name}});
+    return true;
+  });
   std::set<std::string> uids;
   for (const auto& plan : content->plans) uids.insert(plan.claim_uid);
   const auto known_before = claims_.size();
@@ -283,7 +291,6 @@ void CheckpointStore::LoadLegacyFile() {
   // that is done the single file stays (claim files win over it at load).
   legacy_pending_ = true;
   try {
-    for (auto it = uids.begin(); it != uids.end();) it = claims_.count(*it) ? std::next(it) : uids.erase(it);
     Write(uids);
     log_.Info("single-file checkpoint converted to claim files",
               {{"file", legacy.string()}, {"dir", claims_dir_.string()}, {"claims", claims_.size() - known_before}});

@@ -125,8 +125,8 @@ class CheckpointStore final : public PreparedClaims {
   // Adds plans read from disk; false (and the plans skipped) when they
   // belong to an earlier boot.
   bool Adopt(FileContent content);
-  // Whether `file` is the file of claim `claim_uid`.
-  bool NamesClaim(const std::filesystem::path& file, const std::string& claim_uid) const;
+  // ClaimFile, or nullopt for a UID too long to name a file.
+  std::optional<std::filesystem::path> ClaimFileIfAny(const std::string& claim_uid) const;
   void Discard(const std::filesystem::path& file, const std::string& problem);
   // Queues `m` and returns once a write holding it is durable (see .cpp).
   void Commit(Mutation& m);

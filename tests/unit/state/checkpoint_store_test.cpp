@@ -340,6 +340,19 @@ TEST_F(CheckpointStoreTest, ASingleFileThatCannotBeConvertedIsKeptUntilTheNextWr
   EXPECT_TRUE(reopened.Get("c"));
 }
 
+// Earlier versions kept claims of any UID; one too long to name a file is
+// dropped with an error instead of failing every write after it.
+TEST_F(CheckpointStoreTest, AClaimOfTheSingleFileWhoseUidCannotNameAFileIsDropped) {
+  WriteFile(LegacyFile(), CheckpointJson({SamplePlan("a"), SamplePlan(std::string(300, 'u'))}, "boot-1"));
+  CheckpointStore store(Options(), log_);
+  EXPECT_EQ(store.All().size(), 1U);
+  EXPECT_TRUE(store.Get("a"));
+  EXPECT_FALSE(std::filesystem::exists(LegacyFile()));
+  EXPECT_NE(log_text_.str().find("too long to name a claim file"), std::string::npos);
+  store.Put({SamplePlan("b")});
+  EXPECT_EQ(ClaimDirectory(), (std::vector<std::string>{"a.json", "b.json"}));
+}
+
 TEST_F(CheckpointStoreTest, ASingleFileOfAnEarlierBootOrCorruptIsNotConverted) {
   WriteFile(LegacyFile(), CheckpointJson({SamplePlan("a")}, "boot-0"));
   {
