@@ -1,8 +1,8 @@
 #pragma once
 // core/state/crc32.h — CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320),
-// the checksum of the checkpoint file, computed by zlib (its crc32_z works a
-// word at a time, several times faster than a byte table: every checkpoint
-// write sums the whole file). Detects torn and bit-flipped files; it is not a
+// the checksum of each claim's checkpoint file, computed by zlib (its crc32_z
+// works a word at a time, several times faster than a byte table: every write
+// and every load sums whole files). Detects torn and bit-flipped files; it is not a
 // defence against someone who can write the state directory.
 #include <zlib.h>
 
