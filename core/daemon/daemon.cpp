@@ -494,6 +494,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   std::thread probe([&] {
     pthread_setname_np(pthread_self(), "readiness");
     uint64_t confirmed = 0;  // the last inventory the API server has
+    bool heap_returned = false;
     while (!stopping) {
       uint64_t seq;
       {
@@ -511,6 +512,14 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
         health.Set("nri-connected", nri_plugin->connected());
         bypassed_now.Set(static_cast<double>(nri_plugin->service().bypassed_containers()));
       }
+      if (!heap_returned && health.Ready().ok) {
+        // Start-up is over: what it allocated and freed goes back (0.6 MiB of
+        // 4.1 resident anonymous on a test node, docs/operations.md).
+        heap_returned = true;
+        const auto heap = ReturnFreeHeap();
+        logger.Info("start-up heap returned", {{"anon_kib_before", static_cast<int64_t>(heap.before / 1024)},
+                                               {"anon_kib_after", static_cast<int64_t>(heap.after / 1024)}});
+      }
       std::unique_lock lock(devices_mu);
       constexpr auto kStatusSafetyPeriod = std::chrono::seconds(30);
       inventory_changed.wait_for(lock, kStatusSafetyPeriod,
@@ -519,6 +528,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     }
   });
   health.Set("started", true);
+  on_status_change();  // the probe may have seen everything else ready already
   logger.Info("dranetd started", {{"node", options.node_name}, {"snapshot", snapshot}});
   int sig = WaitForSignal();
   logger.Info("shutting down", {{"signal", sig}});

@@ -1,5 +1,6 @@
 #include "daemon/process_metrics.h"
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@ namespace {
 constexpr const char* kSelfStatm = "/proc/self/statm";
 constexpr const char* kSelfFds = "/proc/self/fd";
 constexpr const char* kSelfTask = "/proc/self/task";
+constexpr const char* kSelfStatus = "/proc/self/status";
 
 double CountEntries(const char* dir) {
   std::error_code ec;
@@ -22,6 +24,22 @@ double CountEntries(const char* dir) {
   return n;
 }
 }  // namespace
+
+uint64_t ResidentAnonymousBytes() {
+  std::ifstream status(kSelfStatus);
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("RssAnon:", 0) == 0) return std::stoull(line.substr(8)) * 1024;  // "RssAnon:   1234 kB"
+  }
+  return 0;
+}
+
+HeapReturned ReturnFreeHeap() {
+  HeapReturned r;
+  r.before = ResidentAnonymousBytes();
+  malloc_trim(0);
+  r.after = ResidentAnonymousBytes();
+  return r;
+}
 
 void RegisterProcessMetrics(MetricsRegistry& registry, const char* version) {
   registry.Gauge("dranet_build_info", "Build information; always 1", {"version", "driver"}).Set(1, {version, "dra.net"});
@@ -35,6 +53,10 @@ void RegisterProcessMetrics(MetricsRegistry& registry, const char* version) {
       r.Gauge("process_resident_memory_bytes", "Resident memory size in bytes").Set(resident_pages * page);
       r.Gauge("process_virtual_memory_bytes", "Virtual memory size in bytes").Set(size_pages * page);
     }
+    r.Gauge("dranet_process_anonymous_memory_bytes",
+            "Resident anonymous memory in bytes (heap, stacks, written data): the resident memory less the "
+            "shared, reclaimable file pages of the code")
+        .Set(static_cast<double>(ResidentAnonymousBytes()));
     r.Gauge("process_open_fds", "Number of open file descriptors").Set(CountEntries(kSelfFds) - 1);
     r.Gauge("dranet_process_threads", "Number of threads of the daemon").Set(CountEntries(kSelfTask));
     rusage ru{};

@@ -244,6 +244,9 @@ grep -q '^plugin registered name=.*dra.net' "$logs/fake-nri-runtime.log" ||
   fail "the NRI runtime did not see the plugin on /var/run/nri/nri.sock"
 grep -q 'dir="/var/run/dranet/claims"' "$logs/dranetd.log" ||
   fail "dranetd does not keep its state in /var/run/dranet"
+heap_returned() { grep -q '"start-up heap returned"\|start-up heap returned' "$logs/dranetd.log"; }
+wait_for "dranetd giving its free start-up heap back once Ready" 10 heap_returned
+echo "$(grep -m1 'start-up heap returned' "$logs/dranetd.log")"
 
 # The API server holds this node's ResourceSlice, written over TLS with the token.
 curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$plain_port/apis/resource.k8s.io/v1/resourceslices" \
@@ -352,6 +355,7 @@ awk '/^[0-9a-f]+-[0-9a-f]+ / {name = (NF >= 6 ? $6 : "[anon]"); sub(/.*\//, "", 
      END {for (n in rss) if (rss[n] >= 512) printf "%d %s %d\n", rss[n], n, priv[n]}' "/proc/$dranetd/smaps" |
   sort -rn | awk '{printf "%s%s %.1f MiB (private %.1f)", (NR > 1 ? ", " : ""), $2, $1 / 1024, $3 / 1024} END {print ""}' |
   sed 's/^/idle resident memory by mapping: /'
+curl -sf http://127.0.0.1:9177/metrics | awk '/^dranet_process_anonymous_memory_bytes / {printf "idle anonymous memory (metric): %.1f MiB\n", $2 / 1048576}'
 awk '/^(Rss|Pss|Private_Clean|Private_Dirty|Shared_Clean|Shared_Dirty):/ {printf "%s %.1f MiB  ", $1, $2 / 1024} END {print ""}' \
   "/proc/$dranetd/smaps_rollup" | sed 's/^/idle memory: /'
 if [[ -n $memcg ]]; then
