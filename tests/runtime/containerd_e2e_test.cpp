@@ -13,6 +13,10 @@
 //                                          a pod is deleted: the NIC still
 //                                          comes home; new pods still work
 //   ContainerStartedWhileDranetdWasDown... reported once (Event + metric)
+//   DaemonSetPodOfDranetdMovesAnA4Nic...   dranetd itself in a pod of this
+//                                          containerd, with the manifest's
+//                                          securityContext and volumes; its
+//                                          container's memory printed
 //   DISABLED_PodStartShare                 a measurement, not a check: pod
 //                                          start with and without dranetd
 //                                          (run it with
@@ -35,6 +39,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -74,6 +80,54 @@ double MetricValue(const std::string& text, const std::string& name) {
   return -1;
 }
 
+// "key value" lines of a cgroup's memory.stat (or a /proc status file).
+std::map<std::string, double> KeyValues(const fs::path& file) {
+  std::map<std::string, double> values;
+  std::ifstream in(file);
+  for (std::string key, value; in >> key >> value;) {
+    if (!key.empty() && key.back() == ':') key.pop_back();
+    try {
+      values[key] = std::stod(value);
+    } catch (const std::exception&) {
+    }
+    in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return values;
+}
+
+// What the memory cgroup of process `pid` is charged for and what the
+// process has resident, one line. cgroup v1 (memory controller) or v2.
+std::string MemoryOf(int pid) {
+  std::ifstream cgroups("/proc/" + std::to_string(pid) + "/cgroup");
+  fs::path dir;
+  for (std::string line; std::getline(cgroups, line);) {
+    const auto colon = line.find(':'), second = line.find(':', colon + 1);
+    const std::string controllers = line.substr(colon + 1, second - colon - 1), path = line.substr(second + 1);
+    if (controllers == "memory" || (controllers.find("memory") != std::string::npos && dir.empty()))
+      dir = fs::path("/sys/fs/cgroup/memory") / path.substr(1);
+    else if (line.rfind("0::", 0) == 0 && dir.empty())
+      dir = fs::path("/sys/fs/cgroup") / path.substr(1);
+  }
+  const bool v1 = fs::exists(dir / "memory.usage_in_bytes");
+  std::ifstream usage_file(dir / (v1 ? "memory.usage_in_bytes" : "memory.current"));
+  double usage = -1;
+  usage_file >> usage;
+  auto stat = KeyValues(dir / "memory.stat");
+  const double inactive_file = stat[v1 ? "total_inactive_file" : "inactive_file"];
+  const double anon = stat[v1 ? "total_rss" : "anon"], file = stat[v1 ? "total_cache" : "file"];
+  auto status = KeyValues("/proc/" + std::to_string(pid) + "/status");  // kB
+  auto mib = [](double bytes) {
+    std::ostringstream out;
+    out.precision(1);
+    out << std::fixed << bytes / 1048576 << " MiB";
+    return out.str();
+  };
+  return "cgroup " + dir.string() + ": usage " + mib(usage) + ", working set (usage less inactive file, as kubelet) " +
+         mib(usage - inactive_file) + ", anonymous " + mib(anon) + ", page cache " + mib(file) + " (inactive " +
+         mib(inactive_file) + "); process resident " + mib(status["VmRSS"] * 1024) + ", of it anonymous " +
+         mib(status["RssAnon"] * 1024) + " and file pages " + mib(status["RssFile"] * 1024);
+}
+
 // containerd for the whole suite, from runtime_env.sh.
 class Containerd {
  public:
@@ -96,6 +150,13 @@ class Containerd {
     if (started_) RunCommand(Script() + " stop " + kRun);
     started_ = false;
   }
+  // Imports an image of `binary` and its shared libraries as `name`
+  // (runtime_env.sh binary-image); "" or what failed.
+  std::string ImportBinaryImage(const std::string& name, const std::string& binary) {
+    const auto r = RunCommand(Script() + " binary-image " + kRun + " " + name + " " + binary);
+    return r.status == 0 ? "" : r.output;
+  }
+  static std::string RunDir() { return kRun; }
 
  private:
   static std::string Script() { return std::string("bash ") + DRANET_RUNTIME_SCRIPT; }
@@ -180,7 +241,7 @@ class ContainerdE2eTest : public ::testing::Test {
       } catch (const std::exception&) {
       }
     }
-    if ((HasFailure() || std::getenv("DRANET_E2E_LOG")) && daemon_) std::cout << "dranetd log:\n" << daemon_->Log();
+    if (HasFailure() || std::getenv("DRANET_E2E_LOG")) std::cout << "dranetd log:\n" << DaemonLog();
     daemon_.reset();
     kubelet_.reset();
     for (const auto& link : links_) RunCommand("ip link del " + link);
@@ -219,6 +280,14 @@ class ContainerdE2eTest : public ::testing::Test {
 
   double Metric(const std::string& name) { return MetricValue(faults::LoopbackGet(port_, "/metrics").body, name); }
 
+  // dranetd's log: the process's, or the container log of dranetd's pod.
+  std::string DaemonLog() {
+    if (daemon_) return daemon_->Log();
+    std::ifstream in(daemon_container_log_);
+    return "dranetd's container log (" + daemon_container_log_.string() + "):\n" +
+           std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
   // Creates an allocated claim for `devices` reserved for `pod_uid` and
   // prepares it through the kubelet API.
   fakes::KubeletClaim Prepare(const std::string& name, const std::vector<std::string>& devices,
@@ -233,7 +302,7 @@ class ContainerdE2eTest : public ::testing::Test {
       error = kubelet_->Prepare("dra.net", fakes::DraApi::kV1, {claim}).at(claim.uid).error;
       return error.empty();
     });
-    EXPECT_EQ(error, "") << daemon_->Log();
+    EXPECT_EQ(error, "") << DaemonLog();
     return claim;
   }
 
@@ -245,7 +314,7 @@ class ContainerdE2eTest : public ::testing::Test {
     pod.sandbox = cri_->RunPodSandbox(pod.spec);
     pods_.push_back(pod);
     pod.container = cri_->CreateContainer(pod.sandbox, pod.spec,
-                                          {"work", Containerd::Get().var("BUSYBOX_IMAGE"), {"sleep", "3600"}, {}});
+                                          {"work", Containerd::Get().var("BUSYBOX_IMAGE"), {"sleep", "3600"}, {}, {}, {}});
     cri_->StartContainer(pod.container);
     return pod;
   }
@@ -331,6 +400,7 @@ class ContainerdE2eTest : public ::testing::Test {
   std::vector<RunningPod> pods_;
   std::vector<std::string> links_;
   std::string host_a4_state_;
+  fs::path daemon_container_log_;
 };
 
 TEST_F(ContainerdE2eTest, Gb300PodSeesExactlyItsDevices) {
@@ -446,6 +516,108 @@ TEST_F(ContainerdE2eTest, ContainerStartedWhileDranetdWasDownIsReportedOnce) {
   EXPECT_EQ(Metric("dranet_bypassed_containers_total"), 1);
   EXPECT_EQ(Metric("dranet_bypassed_containers"), 1);
   EXPECT_EQ(events(), 1);
+}
+
+// dranetd as its DaemonSet runs it (packaging/install.yaml): the container of
+// a hostNetwork pod of this containerd, from an image of the binary and its
+// shared libraries, with the manifest's securityContext (every capability
+// dropped but NET_ADMIN and SYS_ADMIN, not privileged, read-only root, no
+// privilege escalation, RuntimeDefault seccomp, the kubelet's masked and
+// read-only /proc paths) and its hostPath volumes: kubelet's plugin
+// directories at their own paths, the state directory, the NRI socket, the
+// pod network namespaces (HostToContainer), the plugin and kubeconfig files.
+// It registers with the kubelet and with NRI, moves an A4 NIC into a CNI pod
+// and home again, and exits 0 on the runtime's SIGTERM. What its container's
+// memory cgroup is charged for is printed (a measurement, not a check).
+TEST_F(ContainerdE2eTest, DaemonSetPodOfDranetdMovesAnA4NicIntoACniPodAndBack) {
+  MakeA4Nic();
+  auto& containerd = Containerd::Get();
+  const std::string image = "localhost/dranet-test/dranetd:1";
+  ASSERT_EQ(containerd.ImportBinaryImage(image, DRANETD_BINARY), "");
+
+  const std::string kubelet = (dir_ / "kubelet").string();
+  const std::string netns_dir = Containerd::RunDir() + "/state/io.containerd.grpc.v1.cri/netns";
+  for (const auto& d : {dir_ / "kubelet/plugins", dir_ / "state", dir_ / "pod-logs", fs::path(netns_dir)})
+    fs::create_directories(d);
+  RunningPod pod;
+  pod.spec.name = "dranet-x7k2p";
+  pod.spec.uid = "dranet-pod-uid";
+  pod.spec.namespace_name = "kube-system";
+  pod.spec.host_network = true;
+  pod.spec.log_dir = (dir_ / "pod-logs").string();
+  daemon_container_log_ = dir_ / "pod-logs/dranetd.log";
+  pod.sandbox = cri_->RunPodSandbox(pod.spec);
+  pods_.push_back(pod);
+  ContainerSpec dranetd{"dranetd",
+                        image,
+                        {"/usr/bin/dranetd", "--kubeconfig=/etc/dranet/kubeconfig", std::string("--node-name=") + kNodeName,
+                         "--kubelet-root-dir=" + kubelet, "--state-dir=/var/run/dranet",
+                         "--nri-socket=/var/run/nri/nri.sock", "--plugin-dir=/opt/dranet/plugins", "--host-root=/",
+                         "--metrics-address=127.0.0.1:0", "--filter", "", "--v=2"},
+                        {{"NODE_NAME", kNodeName}},
+                        {{(dir_ / "plugins").string(), "/opt/dranet/plugins", true, false},
+                         {kubelet + "/plugins", kubelet + "/plugins", false, false},
+                         {kubelet + "/plugins_registry", kubelet + "/plugins_registry", false, false},
+                         {(dir_ / "state").string(), "/var/run/dranet", false, false},
+                         {netns_dir, netns_dir, true, true},
+                         {containerd.var("NRI_SOCKET"), "/var/run/nri/nri.sock", false, false},
+                         {(dir_ / "kubeconfig").string(), "/etc/dranet/kubeconfig", true, false}},
+                        {}};
+  // A sanitizer build's options reach dranetd as they reach the daemons the
+  // other tests start (scripts/sanitize.sh), its leak suppressions with them.
+  for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
+    const char* value = std::getenv(name);
+    if (value == nullptr) continue;
+    dranetd.envs.emplace_back(name, value);
+    std::smatch file;
+    const std::string options = value;
+    if (std::regex_search(options, file, std::regex("suppressions=([^:]+)")) && fs::exists(file[1].str()))
+      dranetd.mounts.push_back({file[1].str(), file[1].str(), true, false});
+  }
+  dranetd.security.drop_capabilities = {"ALL"};
+  dranetd.security.add_capabilities = {"NET_ADMIN", "SYS_ADMIN"};
+  dranetd.security.readonly_rootfs = true;
+  dranetd.security.no_new_privs = true;
+  dranetd.security.seccomp_runtime_default = true;
+  dranetd.security.run_as_user = 0;
+  dranetd.security.kubelet_default_paths = true;
+  pod.container = cri_->CreateContainer(pod.sandbox, pod.spec, dranetd);
+  // containerd wrote the image's files when it unpacked them: their pages are
+  // in the page cache, charged to containerd's cgroup, as on a node that just
+  // pulled the image. DRANET_E2E_COLD_CACHE=1 drops the page cache first, as
+  // on a node that has since reclaimed it: dranetd's cgroup is then charged
+  // for every page of its binary and libraries that it reads (read-ahead too).
+  if (std::getenv("DRANET_E2E_COLD_CACHE")) {
+    ASSERT_EQ(RunCommand("sync && echo 3 >/proc/sys/vm/drop_caches").status, 0);
+  }
+  cri_->StartContainer(pod.container);
+
+  PollUntil(
+      [&] { return kubelet_->Plugin("dra.net") || cri_->ContainerStatus(pod.container).state != ContainerState::kRunning; },
+      60s);
+  ASSERT_TRUE(kubelet_->Plugin("dra.net")) << DaemonLog();
+  port_ = faults::MetricsPortIn(DaemonLog());
+  ASSERT_NE(port_, 0) << DaemonLog();
+  ASSERT_TRUE(PollUntil([&] { return faults::LoopbackGet(port_, "/readyz").status == 200; }))
+      << faults::LoopbackGet(port_, "/readyz").body << DaemonLog();
+  const std::string device = PublishedA4Device();
+  ASSERT_FALSE(device.empty()) << DaemonLog();
+  const auto claim = Prepare("a4-from-pod", {device}, "a4-worker-uid");
+  const auto worker = StartPod("a4-worker", "a4-worker-uid");
+  ExpectA4NicInPod(worker);
+  DeletePod(worker);
+  EXPECT_EQ(HostA4State(), host_a4_state_) << DaemonLog();
+  EXPECT_EQ(kubelet_->Unprepare("dra.net", fakes::DraApi::kV1, {claim}).at(claim.uid), "");
+
+  std::this_thread::sleep_for(2s);  // idle, Ready, the claim served
+  std::cout << "[ measured ] dranetd's pod after serving a claim: " << MemoryOf(cri_->ContainerPid(pod.container))
+            << "\n";
+
+  cri_->StopContainer(pod.container, 20);
+  const auto stopped = cri_->ContainerStatus(pod.container);
+  EXPECT_EQ(stopped.state, ContainerState::kExited);
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.reason << " " << stopped.message << DaemonLog();
+  EXPECT_TRUE(Contains(DaemonLog(), "shutting down")) << DaemonLog();
 }
 
 

@@ -141,6 +141,28 @@ std::string NetnsPathFromVerboseInfo(const cri::PodSandboxStatusResponse &respon
   return "";
 }
 
+// The kubelet's defaults for a container whose procMount is Default
+// (k8s.io/kubernetes pkg/securitycontext: defaultMaskedPaths, defaultReadonlyPaths).
+constexpr const char *kKubeletMaskedPaths[] = {
+    "/proc/asound",       "/proc/acpi",        "/proc/kcore",       "/proc/keys",
+    "/proc/latency_stats", "/proc/timer_list",  "/proc/timer_stats", "/proc/sched_debug",
+    "/proc/scsi",         "/sys/firmware",     "/sys/devices/virtual/powercap"};
+constexpr const char *kKubeletReadonlyPaths[] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
+                                                 "/proc/sysrq-trigger"};
+
+void ApplySecurity(const SecuritySpec &spec, cri::LinuxContainerSecurityContext &out) {
+  for (const auto &cap : spec.add_capabilities) out.mutable_capabilities()->add_add_capabilities(cap);
+  for (const auto &cap : spec.drop_capabilities) out.mutable_capabilities()->add_drop_capabilities(cap);
+  out.set_readonly_rootfs(spec.readonly_rootfs);
+  out.set_no_new_privs(spec.no_new_privs);
+  if (spec.seccomp_runtime_default) out.mutable_seccomp()->set_profile_type(cri::SecurityProfile::RuntimeDefault);
+  if (spec.run_as_user) out.mutable_run_as_user()->set_value(*spec.run_as_user);
+  if (spec.kubelet_default_paths) {
+    for (const char *path : kKubeletMaskedPaths) out.add_masked_paths(path);
+    for (const char *path : kKubeletReadonlyPaths) out.add_readonly_paths(path);
+  }
+}
+
 }  // namespace
 
 template <typename Response, typename Request, typename Method>
@@ -244,9 +266,18 @@ std::string CriClient::CreateContainer(const std::string &sandbox_id, const PodS
   // Relative to the pod's log directory, as the kubelet does; without one there
   // is no log file.
   if (!pod.log_dir.empty()) config->set_log_path(container.name + ".log");
+  for (const MountSpec &m : container.mounts) {
+    cri::Mount *mount = config->add_mounts();
+    mount->set_host_path(m.host_path);
+    mount->set_container_path(m.container_path);
+    mount->set_readonly(m.readonly);
+    mount->set_propagation(m.host_to_container ? cri::PROPAGATION_HOST_TO_CONTAINER : cri::PROPAGATION_PRIVATE);
+  }
+  cri::LinuxContainerSecurityContext *security = config->mutable_linux()->mutable_security_context();
   // The container's own namespace options decide whether it joins the pod
   // network namespace, so they must repeat the sandbox's choice.
-  *config->mutable_linux()->mutable_security_context()->mutable_namespace_options() = NamespacesFor(pod);
+  *security->mutable_namespace_options() = NamespacesFor(pod);
+  ApplySecurity(container.security, *security);
   const auto response = Call<cri::CreateContainerResponse>(
       &cri::RuntimeService::Stub::CreateContainer, request, call_deadline_, "CreateContainer",
       "container " + container.name + " of pod " + PodName(pod) + " in sandbox " + sandbox_id);
@@ -295,6 +326,21 @@ ContainerStatusReport CriClient::ContainerStatus(const std::string &container_id
                                                            call_deadline_, "ContainerStatus", container_id);
   const cri::ContainerStatus &status = response.status();
   return {StateFrom(status.state()), status.exit_code(), status.reason(), status.message()};
+}
+
+int CriClient::ContainerPid(const std::string &container_id) {
+  cri::ContainerStatusRequest request;
+  request.set_container_id(container_id);
+  request.set_verbose(true);
+  const auto response = Call<cri::ContainerStatusResponse>(&cri::RuntimeService::Stub::ContainerStatus, request,
+                                                           call_deadline_, "ContainerStatus", container_id);
+  const auto info = response.info().find("info");
+  rapidjson::Document record;
+  if (info != response.info().end()) record.Parse(info->second.c_str(), info->second.size());
+  if (info == response.info().end() || record.HasParseError() || !record.IsObject() || !record.HasMember("pid") ||
+      !record["pid"].IsInt() || record["pid"].GetInt() <= 0)
+    throw std::runtime_error("CRI ContainerStatus(" + container_id + "): verbose status has no process id");
+  return record["pid"].GetInt();
 }
 
 ExecResult CriClient::Exec(const std::string &container_id, const std::vector<std::string> &cmd,

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,30 @@ struct PodSpec {
   std::string cgroup_parent;  // cgroupfs-style parent; empty: the runtime's default
 };
 
+// A host path mounted into a container, as the kubelet passes a hostPath volume.
+struct MountSpec {
+  std::string host_path;
+  std::string container_path;
+  bool readonly = false;
+  // Mounts made on the host below host_path after the container started reach it
+  // (mountPropagation: HostToContainer); host_path must be on a shared mount.
+  bool host_to_container = false;
+};
+
+// The container's securityContext as the kubelet translates it. The default is the
+// runtime's own defaults (CRI fields left unset), which is what the tests' busybox
+// containers use.
+struct SecuritySpec {
+  std::vector<std::string> add_capabilities;   // "NET_ADMIN", without CAP_
+  std::vector<std::string> drop_capabilities;  // "ALL"
+  bool readonly_rootfs = false;                // readOnlyRootFilesystem: true
+  bool no_new_privs = false;                   // allowPrivilegeEscalation: false
+  bool seccomp_runtime_default = false;        // seccompProfile: RuntimeDefault
+  std::optional<std::int64_t> run_as_user;     // runAsUser
+  // The kubelet's default masked and read-only paths (procMount: Default).
+  bool kubelet_default_paths = false;
+};
+
 // One container of a pod. The image must already be in the runtime's image store; this client
 // does not pull.
 struct ContainerSpec {
@@ -50,6 +75,8 @@ struct ContainerSpec {
   std::vector<std::string> command;
   // Environment variables as (name, value), set in this order.
   std::vector<std::pair<std::string, std::string>> envs;
+  std::vector<MountSpec> mounts;
+  SecuritySpec security;
 };
 
 // The outcome of a command run with Exec. stdout/stderr are capped at 16 MiB by the runtime.
@@ -112,6 +139,9 @@ class CriClient {
   // Ids of the containers of one sandbox, or of all sandboxes when sandbox_id is empty.
   std::vector<std::string> ListContainerIds(const std::string& sandbox_id = {});
   ContainerStatusReport ContainerStatus(const std::string& container_id);
+  // The host PID of the container's first process (from the verbose status); throws if
+  // the runtime reports none (the container is not running).
+  int ContainerPid(const std::string& container_id);
 
   // Runs cmd in the running container and waits for it; the runtime kills it after timeout.
   // A non-zero exit code is a result, not an error.

@@ -14,6 +14,7 @@
 #   runtime_env.sh start   CACHE_DIR RUN_DIR         start containerd, print KEY=VALUE lines
 #   runtime_env.sh restart CACHE_DIR RUN_DIR         restart containerd only (pods keep running)
 #   runtime_env.sh stop    RUN_DIR                   kill and remove everything of that run
+#   runtime_env.sh binary-image RUN_DIR NAME BINARY import an image of BINARY and its libraries
 #
 # `start`, `restart` and `stop` need root. See README.md next to this script.
 set -euo pipefail
@@ -251,6 +252,32 @@ cmd_images() {
     build_pause_image "${images}" "${pause_bin}"
     build_busybox_image "${images}" "${busybox}"
     printf '%s' "${stamp}" >"${images}/.stamp"
+}
+
+# binary-image RUN_DIR NAME BINARY: an image holding BINARY as
+# /usr/bin/<its name> (the entrypoint) and every shared library it loads at
+# the path the dynamic loader found it (ldd), imported into the running
+# containerd of RUN_DIR for CRI. Built under RUN_DIR, so stop removes it.
+cmd_binary_image() {
+    [[ $# -eq 3 ]] || die "usage: binary-image RUN_DIR NAME BINARY"
+    local run name binary cache rootfs lib
+    run=$(abspath "$1") name=$2 binary=$(abspath "$3")
+    [[ -e ${run}/${RUN_MARKER} ]] || die "${run} is not a started run directory"
+    [[ -x ${binary} ]] || die "${binary} missing or not executable"
+    cache=$(cat "${run}/cache_dir")
+    rootfs=$(mktemp -d "${run}/tmp/image.XXXXXX")
+    mkdir -p "${rootfs}"/{dev,etc,proc,sys,tmp,usr/bin,var/run}
+    install -m 0755 "${binary}" "${rootfs}/usr/bin/${binary##*/}"
+    # ldd prints "name => /path (addr)" per library and "/path (addr)" for the loader.
+    while read -r lib; do
+        mkdir -p "${rootfs}${lib%/*}"
+        cp -L "${lib}" "${rootfs}${lib}"
+    done < <(ldd "${binary}" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sort -u)
+    make_image "${rootfs}.tar" "${name}" "${rootfs}" \
+        "{\"Env\":[\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\"],\"Entrypoint\":[\"/usr/bin/${binary##*/}\"],\"WorkingDir\":\"/\"}"
+    "${cache}/root/usr/bin/ctr" -a "${run}/containerd.sock" -n "${CRI_NAMESPACE}" images import \
+        "${rootfs}.tar" >>"${run}/import.log" 2>&1 || { cat "${run}/import.log" >&2; die "importing ${name} failed"; }
+    rm -rf "${rootfs}" "${rootfs}.tar"
 }
 
 # ---------------------------------------------------------------------------
@@ -505,6 +532,12 @@ cmd_start() {
     echo "${network}" >"${run}/cni_network"
 
     mkdir -p "${run}"/{root,state,tmp,runc,opt,nri/plugins,nri/conf.d,cni/net.d,cni/ipam}
+    # RUN_DIR is a shared mount, as / is on a node booted by systemd: a
+    # container can then mount a path below it with HostToContainer
+    # propagation (dranetd's pod sees the pod network namespaces pinned after
+    # it started). stop unmounts it with everything else under RUN_DIR.
+    mount --bind "${run}" "${run}"
+    mount --make-shared "${run}"
     write_containerd_config "${cache}" "${run}"
     write_cni_config "${run}" "${network}" "${CNI_BRIDGE_DEFAULT}" "${CNI_SUBNET_DEFAULT}"
     # The bridge exists before the first pod, with an address of its own, as
@@ -874,7 +907,7 @@ cmd_stop() {
 # ---------------------------------------------------------------------------
 
 main() {
-    [[ $# -ge 1 ]] || die "usage: $0 fetch|images|start|restart|stop ARGS..."
+    [[ $# -ge 1 ]] || die "usage: $0 fetch|images|start|restart|stop|binary-image ARGS..."
     local sub=$1
     shift
     case ${sub} in
@@ -883,6 +916,7 @@ main() {
         start) cmd_start "$@" ;;
         restart) cmd_restart "$@" ;;
         stop) cmd_stop "$@" ;;
+        binary-image) cmd_binary_image "$@" ;;
         *) die "unknown subcommand '${sub}'" ;;
     esac
 }

@@ -120,13 +120,16 @@ std::string DaemonProcess::Log() const {
   return s.str();
 }
 
-int DaemonProcess::MetricsPort() {
+int MetricsPortIn(const std::string& log) {
   static const std::regex kServing(R"re("serving metrics and health".*port="?(\d+))re");
+  std::smatch m;
+  return std::regex_search(log, m, kServing) ? std::stoi(m[1].str()) : 0;
+}
+
+int DaemonProcess::MetricsPort() {
   int port = 0;
   PollUntil([&] {
-    std::smatch m;
-    const std::string log = Log();
-    if (std::regex_search(log, m, kServing)) port = std::stoi(m[1].str());
+    port = MetricsPortIn(Log());
     return port != 0 || Exited();
   });
   return port;

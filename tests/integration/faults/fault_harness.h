@@ -112,6 +112,9 @@ class DaemonProcess {
   std::filesystem::path log_file_;
 };
 
+// The port of dranetd's "serving metrics and health" line in `log`; 0 if the
+// line is not there (yet).
+int MetricsPortIn(const std::string& log);
 bool KilledBySigkill(int wait_status);
 std::string DescribeWaitStatus(int wait_status);
 
