@@ -244,9 +244,9 @@ grep -q '^plugin registered name=.*dra.net' "$logs/fake-nri-runtime.log" ||
   fail "the NRI runtime did not see the plugin on /var/run/nri/nri.sock"
 grep -q 'dir="/var/run/dranet/claims"' "$logs/dranetd.log" ||
   fail "dranetd does not keep its state in /var/run/dranet"
-heap_returned() { grep -q '"start-up heap returned"\|start-up heap returned' "$logs/dranetd.log"; }
+heap_returned() { grep -q 'start-up heap returned' "$logs/dranetd.log"; }
 wait_for "dranetd giving its free start-up heap back once Ready" 10 heap_returned
-echo "$(grep -m1 'start-up heap returned' "$logs/dranetd.log")"
+grep -m1 'start-up heap returned' "$logs/dranetd.log"
 
 # The API server holds this node's ResourceSlice, written over TLS with the token.
 curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$plain_port/apis/resource.k8s.io/v1/resourceslices" \
