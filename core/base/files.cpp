@@ -113,11 +113,14 @@ int RootDirectory::OpenAt(int dir_fd, std::string_view dir_path, const char* nam
 
 void WriteFileSynced(const std::filesystem::path& path, std::string_view content,
                      const std::function<void()>& on_half_written) {
-  auto fail = [&](const std::string& what, int fd) {
+  // Once the file exists, a failure removes it (a partial file must not stay).
+  auto fail = [&](const char* what, int fd) {
     const int error = errno;
-    if (fd >= 0) ::close(fd);
-    if (what != "create") ::unlink(path.c_str());
-    throw std::system_error(error, std::generic_category(), what + " " + path.string());
+    if (fd >= 0) {
+      ::close(fd);
+      ::unlink(path.c_str());
+    }
+    throw std::system_error(error, std::generic_category(), std::string(what) + " " + path.string());
   };
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail("create", fd);

@@ -1,8 +1,13 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/mount.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "base/files.h"
@@ -38,6 +43,31 @@ TEST_F(AtomicWriteTest, StepsSeeTheNewContentOnlyInTheTempFile) {
                                             "before-rename: old content | " + content}));
   EXPECT_EQ(ReadFileCapped(file), content);
   EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
+}
+
+// A write the filesystem cannot hold (a full tmpfs: ENOSPC) fails naming the
+// file and leaves neither a temp file nor a changed file behind.
+TEST_F(AtomicWriteTest, AWriteThatDoesNotFitLeavesNoTempFileAndTheOldFileWhole) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (mounts a small tmpfs)";
+  const fs::path small = dir_ / "small";
+  fs::create_directory(small);
+  if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=64k") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  struct Unmount {
+    fs::path dir;
+    ~Unmount() { ::umount2(dir.c_str(), MNT_DETACH); }
+  } unmount{small};
+  const fs::path file = small / "state.json";
+  WriteFileAtomic(file, "old content");
+  try {
+    WriteFileAtomic(file, std::string(1 << 20, 'x'));
+    ADD_FAILURE() << "a 1 MiB write into a 64 KiB tmpfs succeeded";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code().value(), ENOSPC) << e.what();
+    EXPECT_NE(std::string(e.what()).find("state.json.tmp"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
+  EXPECT_EQ(ReadFileCapped(file), "old content");
 }
 
 }  // namespace
