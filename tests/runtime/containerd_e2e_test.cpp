@@ -100,13 +100,16 @@ std::map<std::string, double> KeyValues(const fs::path& file) {
 std::string MemoryOf(int pid) {
   std::ifstream cgroups("/proc/" + std::to_string(pid) + "/cgroup");
   fs::path dir;
+  // "<id>:<controllers>:<path>": v1 names the memory controller, v2 has "0::<path>".
   for (std::string line; std::getline(cgroups, line);) {
     const auto colon = line.find(':'), second = line.find(':', colon + 1);
-    const std::string controllers = line.substr(colon + 1, second - colon - 1), path = line.substr(second + 1);
-    if (controllers == "memory" || (controllers.find("memory") != std::string::npos && dir.empty()))
-      dir = fs::path("/sys/fs/cgroup/memory") / path.substr(1);
-    else if (line.rfind("0::", 0) == 0 && dir.empty())
-      dir = fs::path("/sys/fs/cgroup") / path.substr(1);
+    const std::string controllers = "," + line.substr(colon + 1, second - colon - 1) + ",";
+    const std::string path = line.substr(second + 2);
+    if (controllers.find(",memory,") != std::string::npos) {
+      dir = fs::path("/sys/fs/cgroup/memory") / path;
+      break;
+    }
+    if (controllers == ",,") dir = fs::path("/sys/fs/cgroup") / path;
   }
   const bool v1 = fs::exists(dir / "memory.usage_in_bytes");
   std::ifstream usage_file(dir / (v1 ? "memory.usage_in_bytes" : "memory.current"));
@@ -574,6 +577,8 @@ TEST_F(ContainerdE2eTest, DaemonSetPodOfDranetdMovesAnA4NicIntoACniPodAndBack) {
     if (std::regex_search(options, file, std::regex("suppressions=([^:]+)")) && fs::exists(file[1].str()))
       dranetd.mounts.push_back({file[1].str(), file[1].str(), true, false});
   }
+  // As packaging/install.yaml has it (tests/packaging/packaging_test.py keeps
+  // the manifest to exactly these).
   dranetd.security.drop_capabilities = {"ALL"};
   dranetd.security.add_capabilities = {"NET_ADMIN", "SYS_ADMIN"};
   dranetd.security.readonly_rootfs = true;
