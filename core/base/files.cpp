@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -113,17 +114,30 @@ int RootDirectory::OpenAt(int dir_fd, std::string_view dir_path, const char* nam
 
 void WriteFileSynced(const std::filesystem::path& path, std::string_view content,
                      const std::function<void()>& on_half_written) {
-  // Once the file exists, a failure removes it (a partial file must not stay).
+  // Once this call has created the file, a failure removes it (a partial
+  // file must not stay) — unless something else has taken its name since.
+  struct stat created {};
   auto fail = [&](const char* what, int fd) {
     const int error = errno;
     if (fd >= 0) {
+      struct stat now {};
+      // created is zeroed when its fstat failed: then the name is still ours.
+      const bool ours = created.st_ino == 0 || (::lstat(path.c_str(), &now) == 0 && now.st_dev == created.st_dev &&
+                                                now.st_ino == created.st_ino);
+      if (ours) ::unlink(path.c_str());
       ::close(fd);
-      ::unlink(path.c_str());
     }
     throw std::system_error(error, std::generic_category(), std::string(what) + " " + path.string());
   };
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Whatever is at the path is not ours to write into: a symlink planted
+  // there would redirect the write (and the rename after it would install
+  // the link), a file someone else created keeps their owner and mode.
+  // It is removed (a directory is refused: EISDIR) and the file created
+  // anew; O_EXCL|O_NOFOLLOW refuse whatever appears in between.
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) fail("remove the existing", -1);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) fail("create", fd);
+  if (::fstat(fd, &created) != 0) fail("stat", fd);
   // Written in two halves so that a test can stop the process between them.
   const std::size_t half = content.size() / 2;
   std::size_t off = 0;

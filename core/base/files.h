@@ -81,8 +81,12 @@ enum class AtomicWriteStep {
   kBeforeRename,   // the temp file is complete and synced, not yet renamed
 };
 
-// Creates or truncates `path`, writes `content` and fsyncs it. On failure the
-// file is removed and std::system_error naming it is thrown.
+// Creates `path` anew, writes `content` and fsyncs it. Whatever was at
+// `path` is removed first and never written through: a symlink there is
+// replaced, not followed, a file someone else created is replaced, not
+// reused (the new file is created with O_EXCL|O_NOFOLLOW, mode 0644 less the
+// umask). A directory there is an error. On failure std::system_error naming
+// `path` is thrown, and the file this call created, if any, is removed.
 // `on_half_written`, when given, runs once the first half is written (kill -9
 // tests stop the process there).
 void WriteFileSynced(const std::filesystem::path& path, std::string_view content,
@@ -92,8 +96,10 @@ void WriteFileSynced(const std::filesystem::path& path, std::string_view content
 // durable once it returns. Throws std::system_error naming it on failure.
 void SyncDirectory(const std::filesystem::path& dir);
 
-// Writes `content` to `path` atomically: temp file + fsync + rename + fsync of
-// the directory. Throws std::system_error naming the file on failure.
+// Writes `content` to `path` atomically: temp file (`path` + ".tmp", made by
+// WriteFileSynced: anything already there, a planted symlink included, is
+// replaced) + fsync + rename + fsync of the directory. Throws
+// std::system_error naming the file on failure.
 // `on_step`, when given, is called at each AtomicWriteStep.
 void WriteFileAtomic(const std::filesystem::path& path, const std::string& content,
                      const std::function<void(AtomicWriteStep)>& on_step = {});

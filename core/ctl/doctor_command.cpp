@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/files.h"
+#include "ctl/node_view.h"
 #include "daemon/capabilities.h"
 #include "inventory/sysfs_tree.h"
 #include "plugins/plugin_flags.h"
@@ -198,7 +199,7 @@ void CheckPlugins(const DoctorCommand& cmd, Report& r) {
 void AddDoctorCommand(CLI::App& app, int& exit_code) {
   auto cmd = std::make_shared<DoctorCommand>();
   auto* sub = app.add_subcommand("doctor", "Check this node for what dranetd needs, and say how to fix what is wrong");
-  sub->add_option("--host-root", cmd->host_root, "Node root");
+  AddHostRootOption(*sub, cmd->host_root, "Node root");
   sub->add_option("--kubelet-root-dir", cmd->kubelet_root_dir, "Kubelet's root directory");
   sub->add_option("--nri-socket", cmd->nri_socket, "The runtime's NRI socket");
   sub->add_option("--nri", cmd->nri, "Whether dranetd runs its NRI plugin");

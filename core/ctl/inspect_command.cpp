@@ -121,7 +121,7 @@ void AddSnapshotCommand(CLI::App& app, int& exit_code) {
       "Capture this node (sysfs subset, addresses, routes) as a snapshot, with the sysfs files the plugins "
       "declare they read");
   sub->add_option("--out", cmd->out, "Output directory (must be empty or absent)")->required();
-  sub->add_option("--host-root", cmd->host_root, "Node root to capture");
+  AddHostRootOption(*sub, cmd->host_root, "Node root to capture");
   sub->add_option("--node-name", cmd->node_name, "Node name recorded in the snapshot");
   sub->add_option("--description", cmd->description, "Free text recorded in the snapshot");
   plugins::AddPluginFlags(*sub, cmd->plugins);

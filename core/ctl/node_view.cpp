@@ -8,14 +8,20 @@
 
 #include "cel/publish_filter.h"
 #include "daemon/dranet_flags.h"
+#include "inventory/host_root.h"
 #include "inventory/inventory.h"
 #include "inventory/snapshot.h"
 #include "plugins/recorded_metadata.h"
 
 namespace dranet::ctl {
 
+CLI::Option* AddHostRootOption(CLI::App& cmd, std::string& host_root, const std::string& description) {
+  return cmd.add_option("--host-root", host_root, description)
+      ->check(CLI::Validator([](std::string& root) { return inventory::HostRootProblem(root); }, "DIR"));
+}
+
 void AddNodeViewFlags(CLI::App& cmd, NodeViewFlags& flags) {
-  cmd.add_option("--host-root", flags.host_root, "Node root: / (live) or a node snapshot directory");
+  AddHostRootOption(cmd, flags.host_root, "Node root: / (live) or a node snapshot directory");
   cmd.add_option("--node-name", flags.node_name, "Node name (default: the snapshot's, else the host name)");
   cmd.add_flag("--skip-ipoib", flags.skip_ipoib, "Ignore IPoIB netdevs; publish their HCAs IB-only");
   cmd.add_option("--feature-gates", flags.feature_gates,

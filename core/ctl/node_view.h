@@ -29,6 +29,11 @@ struct NodeViewFlags {
 
 void AddNodeViewFlags(CLI::App& cmd, NodeViewFlags& flags);
 
+// --host-root for `cmd`, into `host_root`. A path that cannot be a host root
+// (inventory::HostRootProblem: missing, not a directory, empty, unreadable)
+// is a usage error at parse time, before the command reads anything.
+CLI::Option* AddHostRootOption(CLI::App& cmd, std::string& host_root, const std::string& description);
+
 struct NodeView {
   std::string node_name;
   std::vector<inventory::Device> devices;  // after the publish filter

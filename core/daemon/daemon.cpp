@@ -349,7 +349,13 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   std::unique_ptr<inject::NetnsMover> netns_mover;
   if (options.nri) {
     try {
-      netns_mover = std::make_unique<inject::NetnsMover>(inject::NetnsMover::Options{}, logger);
+      inject::NetnsMover::Options mover_options;
+      auto& restore_failures = metrics.Counter(
+          "dranet_netdev_restore_failures_total",
+          "Netdevs a pod teardown could not bring home and restore (not found, or the kernel refused); each is "
+          "logged and reported as a NetworkRestoreFailed Event");
+      mover_options.on_restore_failure = [&restore_failures] { restore_failures.Inc(); };
+      netns_mover = std::make_unique<inject::NetnsMover>(mover_options, logger);
     } catch (const std::exception& e) {
       logger.Error("cannot open the host network namespace", {{"error", e.what()}});
       return 1;
@@ -444,6 +450,13 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
                                                         {"error", e.what()}});
           }
         }
+      });
+    };
+    nri_options.restore_failure_reporter = [&](const nri::PodNetworkOutcome& outcome) {
+      if (!events) return;
+      background_events.Post([&events, outcome] {
+        events->Record({"v1", "Pod", outcome.pod_namespace, outcome.pod_name, outcome.pod_uid},
+                       kube::EventType::kWarning, "NetworkRestoreFailed", outcome.error);
       });
     };
     nri_options.bypass_reporter = [&](const nri::BypassedContainer& b) {

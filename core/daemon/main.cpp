@@ -17,6 +17,7 @@
 #include "daemon/daemon.h"
 #include "daemon/dranet_flags.h"
 #include "dranet/build_info.h"
+#include "inventory/host_root.h"
 #include <dranet/plugin.h>
 
 int main(int argc, char** argv) {
@@ -106,6 +107,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   dranet::Logger logger(std::cerr, dranet::Logger::ParseFormat(log_format), verbosity);
+  // A root that is not one would be read as an empty node on top of this
+  // machine's kernel and host name.
+  if (const std::string problem = dranet::inventory::HostRootProblem(options.host_root); !problem.empty()) {
+    logger.Error("--host-root " + problem + " (it takes / or a node's root directory, such as a node snapshot)");
+    return 2;
+  }
   std::map<std::string, bool> gates;
   dranet::daemon::CloudHint cloud;
   try {

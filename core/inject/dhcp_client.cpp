@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <utility>
 
 #include "base/unique_fd.h"
@@ -40,6 +41,8 @@ constexpr std::size_t kUdpHeaderBytes = 8;
 constexpr uint8_t kProtocolUdp = 17;
 constexpr auto kRetransmitInterval = std::chrono::seconds(1);
 constexpr std::array<uint8_t, 6> kBroadcastMac = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+constexpr auto kReleaseCarrierWait = std::chrono::seconds(5);  // a NIC brought up negotiates its link
+constexpr auto kCarrierPollInterval = std::chrono::milliseconds(10);
 
 void PutU16(std::vector<uint8_t>& out, uint16_t v) {
   out.push_back(static_cast<uint8_t>(v >> 8));
@@ -127,13 +130,47 @@ PacketSocket OpenPacketSocket(const std::string& if_name, const std::string& con
   return s;
 }
 
-void BringLinkUp(const PacketSocket& s, const std::string& if_name, const std::string& context) {
-  ifreq req{};
-  std::memcpy(req.ifr_name, if_name.data(), if_name.size());
-  if (::ioctl(s.fd.get(), SIOCGIFFLAGS, &req) != 0) ThrowErrno(context, "reading the link flags");
-  if (req.ifr_flags & IFF_UP) return;
-  req.ifr_flags = static_cast<short>(req.ifr_flags | IFF_UP);
-  if (::ioctl(s.fd.get(), SIOCSIFFLAGS, &req) != 0) ThrowErrno(context, "bringing the link up");
+// Brings a link that is down up for as long as it is in scope and puts it
+// back down when it goes: a DHCP exchange must leave the link's
+// administrative state as it found it, whether it succeeds or not.
+class LinkUpForExchange {
+ public:
+  // Throws InjectError (prefixed with `context`) when the flags cannot be read or set.
+  LinkUpForExchange(const PacketSocket& s, const std::string& if_name, const std::string& context)
+      : fd_(s.fd.get()) {
+    std::memcpy(request_.ifr_name, if_name.data(), if_name.size());
+    ifreq req = request_;
+    if (::ioctl(fd_, SIOCGIFFLAGS, &req) != 0) ThrowErrno(context, "reading the link flags");
+    if (req.ifr_flags & IFF_UP) return;
+    req.ifr_flags = static_cast<short>(req.ifr_flags | IFF_UP);
+    if (::ioctl(fd_, SIOCSIFFLAGS, &req) != 0) ThrowErrno(context, "bringing the link up");
+    brought_up_ = true;
+  }
+  ~LinkUpForExchange() { (void)PutBackDown(); }
+  LinkUpForExchange(const LinkUpForExchange&) = delete;
+  LinkUpForExchange& operator=(const LinkUpForExchange&) = delete;
+
+  // Puts the link back down if this brought it up (once). "" on success or when there was
+  // nothing to do, else what failed.
+  std::string PutBackDown() {
+    if (!std::exchange(brought_up_, false)) return "";
+    ifreq req = request_;
+    // Only IFF_UP changes: other flags may have changed since (IFF_RUNNING, promiscuity).
+    bool done = ::ioctl(fd_, SIOCGIFFLAGS, &req) == 0;
+    req.ifr_flags = static_cast<short>(req.ifr_flags & ~IFF_UP);
+    done = done && ::ioctl(fd_, SIOCSIFFLAGS, &req) == 0;
+    return done ? "" : std::string("putting the link back down: ") + std::strerror(errno);
+  }
+
+ private:
+  int fd_;
+  ifreq request_{};
+  bool brought_up_ = false;
+};
+
+// `message`, with what failed while putting the link back down appended, if anything did.
+std::string WithRestoreFailure(const std::string& message, const std::string& restore_failure) {
+  return restore_failure.empty() ? message : message + " (and " + restore_failure + ")";
 }
 
 sockaddr_ll LinkAddress(int ifindex, const std::array<uint8_t, 6>& mac) {
@@ -153,7 +190,90 @@ bool SendFrame(const PacketSocket& s, const std::vector<uint8_t>& datagram, cons
                   sizeof to) == static_cast<ssize_t>(datagram.size());
 }
 
+// Sends `datagram` to `mac` past the qdisc (PACKET_QDISC_BYPASS), retrying for up to `limit`.
+// Through a qdisc, a frame on a link without carrier (as a NIC just brought up is, for the
+// seconds it negotiates) is dropped silently and sendto() succeeds; past it, the kernel refuses
+// the frame (ENOBUFS) until the link has carrier and the driver takes it, so success means the
+// driver has it, and bringing the link down at once does not drop it from a queue. Such frames
+// skip packet taps (tcpdump on the host does not show them). "" when sent, else why not.
+std::string SendOnceRunning(const PacketSocket& s, const std::vector<uint8_t>& datagram,
+                            const std::array<uint8_t, 6>& mac, std::chrono::milliseconds limit) {
+  const int one = 1;
+  if (::setsockopt(s.fd.get(), SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one) != 0) {
+    return std::string("bypassing the qdisc: ") + std::strerror(errno);
+  }
+  const auto give_up = std::chrono::steady_clock::now() + limit;
+  while (!SendFrame(s, datagram, mac)) {
+    if (errno != ENOBUFS && errno != EAGAIN) return std::strerror(errno);
+    if (std::chrono::steady_clock::now() >= give_up) {
+      return "the link has no carrier (frames refused for " + std::to_string(limit.count()) + " ms)";
+    }
+    std::this_thread::sleep_for(kCarrierPollInterval);
+  }
+  return "";
+}
+
 uint32_t RandomXid() { return std::random_device{}(); }
+
+// Why `address` cannot be a host's address in a subnet of `prefix` bits; "" when it can.
+std::string UnusableAddress(uint32_t address, int prefix) {
+  if (address == 0) return "unspecified";
+  if (address == INADDR_BROADCAST) return "the limited broadcast address";
+  if (address >> 24 == 127) return "loopback";
+  if (address >> 28 == 0xe) return "multicast";
+  if (address >> 28 == 0xf) return "reserved (240.0.0.0/4)";
+  if (prefix > 0 && prefix < 31) {  // /31 and /32 have no broadcast address (RFC 3021)
+    const uint32_t host_bits = ~uint32_t{0} >> prefix;
+    if ((address & host_bits) == host_bits) {
+      return "the broadcast address of " + FormatIpv4(address & ~host_bits) + "/" + std::to_string(prefix);
+    }
+  }
+  return "";
+}
+
+// The lease that `reply` (an OFFER or an ACK) gives, in `lease` (address, routes, lease
+// time), or what makes it unusable, phrased to follow "offered" or "acknowledged".
+std::string LeaseTerms(const DhcpMessage& reply, DhcpLease& lease) {
+  const std::string yiaddr = FormatIpv4(reply.yiaddr);
+  int prefix = 32;
+  if (const auto it = reply.options.find(dhcp_option::kSubnetMask); it != reply.options.end()) {
+    const auto mask = reply.AddressOption(dhcp_option::kSubnetMask);
+    prefix = mask ? std::countl_one(*mask) : 0;
+    if (prefix == 0 || *mask != ~uint32_t{0} << (32 - prefix)) {
+      return "address " + yiaddr + " with an invalid subnet mask (" +
+             (mask ? FormatIpv4(*mask) : "option 1 of " + std::to_string(it->second.size()) + " bytes") + ")";
+    }
+  }
+  lease.address = yiaddr + "/" + std::to_string(prefix);
+  if (const std::string why = UnusableAddress(reply.yiaddr, prefix); !why.empty()) {
+    return "address " + lease.address + ", which is " + why;
+  }
+  lease.lease_seconds = 0;
+  if (const auto it = reply.options.find(dhcp_option::kLeaseTime); it != reply.options.end()) {
+    if (it->second.size() != 4) {
+      return "address " + lease.address + " with a malformed lease time (option 51 of " +
+             std::to_string(it->second.size()) + " bytes)";
+    }
+    lease.lease_seconds = GetU32(it->second, 0);
+    if (lease.lease_seconds < kMinDhcpLeaseSeconds) {
+      return "address " + lease.address + " for " + std::to_string(lease.lease_seconds) + " s, under the " +
+             std::to_string(kMinDhcpLeaseSeconds) +
+             " s minimum (dranet does not renew leases: the server would soon hand the address to another client)";
+    }
+  }
+  lease.routes.clear();
+  if (const auto it = reply.options.find(dhcp_option::kClasslessStaticRoute); it != reply.options.end()) {
+    lease.routes = ParseClasslessRoutes(it->second).value_or(std::vector<Route>{});
+  }
+  for (const Route& route : lease.routes) {
+    if (route.gateway.empty()) continue;  // on-link
+    if (const std::string why = UnusableAddress(*ParseIpv4(route.gateway), prefix); !why.empty()) {
+      return "address " + lease.address + " with a classless static route (option 121) to " + route.destination +
+             " via " + route.gateway + ", which is " + why;
+    }
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -342,8 +462,14 @@ std::optional<DhcpLease> DhcpExchange::OnReply(std::span<const uint8_t> payload,
   const auto type = reply->Type();
   const auto server = reply->AddressOption(dhcp_option::kServerId);
   if (!type || !server) return std::nullopt;
+  DhcpLease lease;
   if (!offer_) {
-    if (*type != DhcpMessageType::kOffer || reply->yiaddr == 0) return std::nullopt;
+    if (*type != DhcpMessageType::kOffer) return std::nullopt;
+    // An offer that the ACK would be refused for is passed over: another server may answer.
+    if (const std::string problem = LeaseTerms(*reply, lease); !problem.empty()) {
+      ignored_offer_ = "server " + FormatIpv4(*server) + " offered " + problem;
+      return std::nullopt;
+    }
     offer_ = *reply;
     outgoing_ = BuildDhcpMessage(Request(DhcpMessageType::kRequest));
     return std::nullopt;
@@ -357,25 +483,13 @@ std::optional<DhcpLease> DhcpExchange::OnReply(std::span<const uint8_t> payload,
     }
     throw InjectError(context + " refused (NAK) the request for " + FormatIpv4(offer_->yiaddr) + why);
   }
-  if (*type != DhcpMessageType::kAck || reply->yiaddr == 0) return std::nullopt;
-
-  int prefix = 32;
-  if (reply->options.contains(dhcp_option::kSubnetMask)) {
-    const auto mask = reply->AddressOption(dhcp_option::kSubnetMask);
-    prefix = mask ? std::countl_one(*mask) : 0;
-    if (prefix == 0 || *mask != ~uint32_t{0} << (32 - prefix)) {
-      throw InjectError(context + " acknowledged " + FormatIpv4(reply->yiaddr) + " with an invalid subnet mask");
-    }
+  if (*type != DhcpMessageType::kAck) return std::nullopt;
+  if (const std::string problem = LeaseTerms(*reply, lease); !problem.empty()) {
+    throw InjectError(context + " acknowledged " + problem + "; refusing it");
   }
-  DhcpLease lease;
-  lease.address = FormatIpv4(reply->yiaddr) + "/" + std::to_string(prefix);
   lease.server_id = FormatIpv4(*server);
   lease.server_mac = source_mac;
   lease.client_mac = FormatMac(mac_);
-  if (const auto it = reply->options.find(dhcp_option::kClasslessStaticRoute); it != reply->options.end()) {
-    lease.routes = ParseClasslessRoutes(it->second).value_or(std::vector<Route>{});
-  }
-  if (const auto seconds = reply->AddressOption(dhcp_option::kLeaseTime)) lease.lease_seconds = *seconds;
   return lease;
 }
 
@@ -397,15 +511,12 @@ std::vector<uint8_t> BuildDhcpRelease(const std::string& if_name, const DhcpLeas
   return BuildDhcpMessage(m);
 }
 
-DhcpLease RequestDhcpLease(const std::string& if_name, std::chrono::milliseconds timeout, std::stop_token stop) {
-  const std::string context = "DHCP on " + if_name;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  PacketSocket s = OpenPacketSocket(if_name, context);
-  BringLinkUp(s, if_name, context);
-  const sockaddr_ll local = LinkAddress(s.ifindex, {});
-  if (::bind(s.fd.get(), reinterpret_cast<const sockaddr*>(&local), sizeof local) != 0) {
-    ThrowErrno(context, "binding the packet socket");
-  }
+namespace {
+
+// The conversation of RequestDhcpLease on a bound socket of a link that is up.
+DhcpLease Converse(const PacketSocket& s, const std::string& if_name, const std::string& context,
+                   std::chrono::milliseconds timeout, std::chrono::steady_clock::time_point deadline,
+                   std::stop_token stop) {
   const UniqueFd stop_event(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (stop_event.get() < 0) ThrowErrno(context, "creating an eventfd");
   const std::stop_callback wake_on_stop(stop, [&stop_event] { (void)::eventfd_write(stop_event.get(), 1); });
@@ -423,8 +534,11 @@ DhcpLease RequestDhcpLease(const std::string& if_name, std::chrono::milliseconds
   while (true) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
+      std::string notes;
+      if (!last_send_error.empty()) notes += " (sending failed: " + last_send_error + ")";
+      if (!exchange.IgnoredOffer().empty()) notes += " (ignored: " + exchange.IgnoredOffer() + ")";
       throw InjectError(context + ": no " + exchange.Awaiting() + " within " + std::to_string(timeout.count()) +
-                        " ms" + (last_send_error.empty() ? "" : " (sending failed: " + last_send_error + ")"));
+                        " ms" + notes);
     }
     if (now >= next_send) {
       send_outgoing();
@@ -463,6 +577,28 @@ DhcpLease RequestDhcpLease(const std::string& if_name, std::chrono::milliseconds
   }
 }
 
+}  // namespace
+
+DhcpLease RequestDhcpLease(const std::string& if_name, std::chrono::milliseconds timeout, std::stop_token stop) {
+  const std::string context = "DHCP on " + if_name;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  PacketSocket s = OpenPacketSocket(if_name, context);
+  // Down again when this returns, with a lease or not: the pod start brings it up in the pod.
+  LinkUpForExchange link(s, if_name, context);
+  try {
+    // Bound once up: a packet socket bound to a link that is down reports ENETDOWN on its first receive.
+    const sockaddr_ll local = LinkAddress(s.ifindex, {});
+    if (::bind(s.fd.get(), reinterpret_cast<const sockaddr*>(&local), sizeof local) != 0) {
+      ThrowErrno(context, "binding the packet socket");
+    }
+    return Converse(s, if_name, context, timeout, deadline, std::move(stop));
+  } catch (const InjectError& e) {
+    const std::string restore_failure = link.PutBackDown();
+    if (restore_failure.empty()) throw;
+    throw InjectError(WithRestoreFailure(e.what(), restore_failure));
+  }
+}
+
 void ReleaseDhcpLease(const std::string& if_name, const DhcpLease& lease) {
   const std::string context = "DHCP release on " + if_name;
   const auto payload = BuildDhcpRelease(if_name, lease, RandomXid());
@@ -475,7 +611,16 @@ void ReleaseDhcpLease(const std::string& if_name, const DhcpLease& lease) {
   const PacketSocket s = OpenPacketSocket(if_name, context);
   const auto datagram = BuildDhcpDatagram(*ParseIpv4(lease.address.substr(0, lease.address.find('/'))),
                                           *ParseIpv4(lease.server_id), payload);
-  if (!SendFrame(s, datagram, server_mac)) ThrowErrno(context, "sending to " + lease.server_id);
+  // At unprepare the netdev is back on the host in its recorded state, often down.
+  LinkUpForExchange link(s, if_name, context);
+  const std::string failure = SendOnceRunning(s, datagram, server_mac, kReleaseCarrierWait);
+  const std::string restore_failure = link.PutBackDown();
+  if (!failure.empty()) {
+    throw InjectError(WithRestoreFailure(context + ": sending to " + lease.server_id + ": " + failure +
+                                             "; the server keeps the lease until it expires",
+                                         restore_failure));
+  }
+  if (!restore_failure.empty()) throw InjectError(context + ": the RELEASE was sent, but " + restore_failure);
 }
 
 }  // namespace dranet::inject

@@ -3,11 +3,26 @@
 // `interface.dhcp: true`.
 //
 // As DRANET does, prepare asks for an address on the host side of the netdev
-// (the calling thread's network namespace): the link is brought up if it is
-// down, then DISCOVER → OFFER → REQUEST → ACK within a timeout. The lease
-// gives the address (yiaddr with option 1's mask) and option 121's classless
-// static routes; options 3 and 33 are ignored, as DRANET ignores them. There
-// is no renewal; unprepare sends a DHCPRELEASE.
+// (the calling thread's network namespace): DISCOVER → OFFER → REQUEST → ACK
+// within a timeout. A link that is down is brought up for the exchange and
+// put back down when it ends, whatever the outcome. The lease gives the
+// address (yiaddr with option 1's mask) and option 121's classless static
+// routes; options 3 and 33 are ignored, as DRANET ignores them. Unprepare
+// sends a DHCPRELEASE.
+//
+// There is no renewal: the pod keeps the address after the lease expires,
+// and the server may then give it to another client. Leases must outlive the
+// pods, or the pods should use static addresses.
+//
+// A lease that cannot work is refused rather than applied: an address that
+// is unspecified (0.0.0.0), loopback (127/8), multicast (224/4), reserved
+// (240/4), the limited broadcast 255.255.255.255 or, with a prefix shorter
+// than /31, the subnet's broadcast address; an invalid subnet mask; a lease
+// time under kMinDhcpLeaseSeconds (0 included) or not 4 bytes long; an
+// option 121 route via a gateway that is any of these. An infinite lease
+// (0xffffffff) and one without option 51 are taken. An ACK with any of these
+// fails the exchange; an OFFER with any of these is passed over, so that
+// another server may answer, and the timeout's message says why.
 //
 // Hand-written because no packaged library offers a DHCP client. It speaks
 // over a packet socket (AF_PACKET) with its own IPv4/UDP headers, like
@@ -39,26 +54,41 @@ struct DhcpLease {
   std::vector<Route> routes;  // option 121 in the server's order: destination CIDR and gateway,
                               // gateway empty for an on-link route; empty when option 121 is
                               // missing or malformed
-  uint32_t lease_seconds = 0; // option 51; 0xffffffff = infinite, 0 = not sent
+  uint32_t lease_seconds = 0; // option 51, at least kMinDhcpLeaseSeconds; 0xffffffff = infinite;
+                              // 0 = not sent (RFC 2131 requires it; without it nothing says when the
+                              // server reuses the address, and the lease is taken as it is)
   friend bool operator==(const DhcpLease&, const DhcpLease&) = default;
 };
 
+// The shortest finite lease accepted, in seconds. There is no renewal, so a
+// shorter lease would have the server reuse the pod's address almost at once.
+inline constexpr uint32_t kMinDhcpLeaseSeconds = 60;
+
 // Runs a DHCP exchange on `if_name` in the calling thread's network
-// namespace: brings the link up if it is down (it stays up), then retransmits
-// DISCOVER (then REQUEST) every second until an ACK comes, `timeout` passes
-// or `stop` is requested. Replies that are not for this exchange are ignored.
+// namespace: retransmits DISCOVER (then REQUEST) every second until an ACK
+// comes, `timeout` passes or `stop` is requested. Replies that are not for
+// this exchange are ignored. A link that is down is brought up for the
+// exchange and put back down before this returns or throws (best effort:
+// when that fails after a lease was obtained, the lease is returned and the
+// link stays up; when it fails after an error, the error says so too).
 // Needs CAP_NET_ADMIN and CAP_NET_RAW. Throws InjectError naming the
 // interface and the step: no such interface, not Ethernet, no offer or no
-// acknowledgement within the timeout, stopped, a NAK, an ACK with an invalid
-// subnet mask.
+// acknowledgement within the timeout (with the last offer passed over and
+// why), stopped, a NAK, an ACK refused as unusable (see the top of this file).
 DhcpLease RequestDhcpLease(const std::string& if_name, std::chrono::milliseconds timeout,
                            std::stop_token stop = {});
 
 // Sends one DHCPRELEASE for `lease` out of `if_name` (calling thread's
 // namespace): from the leased address to the server id, framed to
-// `lease.server_mac` (broadcast when empty). Best effort: nothing answers a
-// RELEASE. Throws InjectError naming the interface when it cannot be sent
-// (no such interface, a lease field that does not parse, a socket error).
+// `lease.server_mac` (broadcast when empty). A link that is down (as a
+// netdev back on the host at unprepare often is) is brought up for the send
+// and put back down afterwards. The frame bypasses the qdisc, so that a link
+// without carrier refuses it rather than drops it, and is retried for up to
+// 5 s while the link negotiates (tcpdump on the host does not see it). Best
+// effort: nothing answers a RELEASE. Throws InjectError naming the interface
+// when it cannot be sent (no such interface, a lease field that does not
+// parse, no carrier within 5 s, a socket error) or the link could not be put
+// back down.
 void ReleaseDhcpLease(const std::string& if_name, const DhcpLease& lease);
 
 // ---- Wire format: pure functions, exposed for unit tests and the fuzzer ----
@@ -129,7 +159,7 @@ std::vector<uint8_t> BuildDhcpDatagram(uint32_t source, uint32_t destination, st
 std::optional<std::span<const uint8_t>> DhcpPayloadOf(std::span<const uint8_t> packet);
 
 // The DISCOVER → OFFER → REQUEST → ACK conversation without I/O: what to
-// send and what to make of each reply. The first offer is taken.
+// send and what to make of each reply. The first usable offer is taken.
 class DhcpExchange {
  public:
   DhcpExchange(std::string if_name, std::array<uint8_t, 6> mac, uint32_t xid);
@@ -143,10 +173,16 @@ class DhcpExchange {
   // Feeds one received UDP payload, with the link-layer address it came
   // from. Returns the lease once an ACK completes the exchange. Ignores
   // (returns nullopt for) anything else: other transactions or clients,
-  // requests, other servers, offers without an address or server id, after
-  // the offer a second offer. Throws InjectError on a NAK from the chosen
-  // server or an ACK with an invalid subnet mask.
+  // requests, other servers, offers without a server id, offers whose lease
+  // would be refused (recorded in IgnoredOffer()), after the offer a second
+  // offer. Throws InjectError naming the interface, the server and the value
+  // on a NAK from the chosen server or an ACK whose lease cannot work
+  // (see the top of this file).
   std::optional<DhcpLease> OnReply(std::span<const uint8_t> payload, const std::string& source_mac);
+
+  // The last offer passed over and why ("server 192.0.2.1 offered address
+  // 127.0.0.1/24, which is loopback"); empty when none was.
+  const std::string& IgnoredOffer() const { return ignored_offer_; }
 
  private:
   DhcpMessage Request(DhcpMessageType type) const;
@@ -156,6 +192,7 @@ class DhcpExchange {
   uint32_t xid_;
   std::optional<DhcpMessage> offer_;
   std::vector<uint8_t> outgoing_;
+  std::string ignored_offer_;
 };
 
 // The RELEASE payload for `lease` (ciaddr = leased address, option 54).

@@ -47,6 +47,7 @@ NetdevHostState HarvestNetdevHostState(const inventory::NetlinkFacts& facts, con
   NetdevHostState state;
   state.if_name = link->name;
   state.mac = link->mac;
+  state.permanent_mac = link->permanent_mac;
   state.mtu = link->mtu;
   state.addresses = link->addresses;
   state.up = (link->flags & IFF_UP) != 0;

@@ -18,6 +18,7 @@
 
 #include "base/fault_points.h"
 #include "inject/bpf_detach.h"
+#include "inject/netdev_identity.h"
 #include "inject/link_settings.h"
 #include "inject/netlink_socket.h"
 #include "inventory/netlink_facts.h"
@@ -41,42 +42,13 @@ LinkPtr FindLink(nl_sock* sock, const std::string& name) {
   return LinkPtr(link);
 }
 
-// The link whose MAC is `mac` in the socket's namespace, or null. Several
-// links may share a MAC (VLANs, bond members): then the one called
-// `preferred` is taken, and without it none (a wrong guess would rename
-// someone else's interface).
-LinkPtr FindLinkByMac(nl_sock* sock, const std::string& mac, const std::string& preferred) {
-  nl_cache* raw = nullptr;
-  if (const int err = rtnl_link_alloc_cache(sock, AF_UNSPEC, &raw); err < 0)
-    throw InjectError("listing netdevs: " + NlError(err));
-  std::unique_ptr<nl_cache, NlRelease<nl_cache, nl_cache_free>> cache(raw);
-  std::vector<rtnl_link*> matches;
-  for (nl_object* o = nl_cache_get_first(cache.get()); o != nullptr; o = nl_cache_get_next(o)) {
-    auto* link = reinterpret_cast<rtnl_link*>(o);
-    if (inventory::FormatMac(rtnl_link_get_addr(link)) == mac) matches.push_back(link);
-  }
-  rtnl_link* chosen = matches.size() == 1 ? matches.front() : nullptr;
-  for (auto* link : matches)
-    if (preferred == rtnl_link_get_name(link)) chosen = link;
-  if (chosen == nullptr) return nullptr;
-  nl_object_get(reinterpret_cast<nl_object*>(chosen));
-  return LinkPtr(chosen);
-}
-
-// Whether `link` is the netdev of `netdev` (by its host MAC or the MAC the
-// claim gave it in the pod; any link when the MAC was not recorded).
-bool IsNetdev(rtnl_link* link, const NetdevPlan& netdev) {
-  const std::string mac = inventory::FormatMac(rtnl_link_get_addr(link));
-  return netdev.host_state.mac.empty() || mac == netdev.host_state.mac ||
-         (!netdev.settings.mac.empty() && mac == netdev.settings.mac);
-}
-
-// The netdev by either of its MACs (see IsNetdev), or null.
-LinkPtr FindNetdevByMac(nl_sock* sock, const NetdevPlan& netdev, const std::string& preferred) {
-  if (netdev.host_state.mac.empty()) return nullptr;
-  if (auto link = FindLinkByMac(sock, netdev.host_state.mac, preferred)) return link;
-  if (netdev.settings.mac.empty()) return nullptr;
-  return FindLinkByMac(sock, netdev.settings.mac, preferred);
+// The link at `ifindex` in the socket's namespace, or null.
+LinkPtr LinkAt(nl_sock* sock, int ifindex) {
+  rtnl_link* link = nullptr;
+  const int err = rtnl_link_get_kernel(sock, ifindex, nullptr, &link);
+  if (err == -NLE_OBJ_NOTFOUND || err == -NLE_NODEV) return nullptr;
+  if (err < 0) throw InjectError("looking up netdev index " + std::to_string(ifindex) + ": " + NlError(err));
+  return LinkPtr(link);
 }
 
 NlAddrPtr ParseAddr(const std::string& text, const std::string& what) {
@@ -247,9 +219,14 @@ std::string PodNameOf(const NetdevPlan& netdev) {
   return netdev.pod_if_name.empty() ? netdev.host_if_name : netdev.pod_if_name;
 }
 
+std::string NetnsMover::AttachKey(const ClaimPlan& plan, const NetdevPlan& netdev) {
+  return plan.claim_uid + "/" + netdev.host_if_name;
+}
+
 NetnsMover::NetnsMover(const Options& options, Logger& log)
     : host_ns_(OpenNetns(options.host_netns_path)),
       log_(log),
+      on_restore_failure_(options.on_restore_failure),
       host_sock_(NetlinkSocketIn(host_ns_, NETLINK_ROUTE)) {}
 
 void NetnsMover::AttachNetdevs(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) {
@@ -332,6 +309,7 @@ void NetnsMover::AttachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
         auto link = FindLink(pod_sock, pod_name);
         if (!link) throw InjectError("netdev " + pod_name + " vanished from the pod after the move");
         const int ifindex = rtnl_link_get_ifindex(link.get());
+        held_.at(pod.uid).attached_ifindex[AttachKey(plan, netdev)] = ifindex;
         const auto& pod_ns = held_.at(pod.uid).ns;
         // Down after the move: the MAC can change whatever the driver.
         SetLinkAttributes(pod_sock, ifindex, netdev.settings, pod_name);
@@ -366,7 +344,7 @@ void NetnsMover::DetachNetdevs(const PodSandboxRef& pod, const std::vector<Claim
 void NetnsMover::HoldLocked(const PodSandboxRef& pod, NetnsHandle ns, const std::vector<ClaimPlan>& plans) {
   restored_.erase(pod.uid);
   const NetnsId id = IdOf(ns);
-  held_[pod.uid] = HeldPod{pod, std::move(ns), id, plans};
+  held_[pod.uid] = HeldPod{pod, std::move(ns), id, plans, {}};
 }
 
 void NetnsMover::AdoptPod(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) {
@@ -406,6 +384,7 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
   // path may be gone or reused), else whatever the path names now.
   NetnsHandle pod_ns;
   std::vector<ClaimPlan> held_plans;
+  std::map<std::string, int> attached_ifindex;
   // Restored by this mover already and not attached since (unprepare after
   // StopPodSandbox): the netdevs are home as the host had them, and may be
   // someone else's to change by now.
@@ -413,6 +392,7 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
   if (auto held = held_.find(pod.uid); held != held_.end()) {
     pod_ns = std::move(held->second.ns);
     held_plans = std::move(held->second.plans);
+    attached_ifindex = std::move(held->second.attached_ifindex);
     held_.erase(held);
   } else if (!pod.netns_path.empty()) {
     pod_ns = OpenNetns(pod.netns_path, /*missing_ok=*/true);
@@ -423,6 +403,14 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
   nl_sock* host_sock = host_sock_.get();
   NlSockPtr pod_sock;
   if (pod_ns.valid()) pod_sock = NetlinkSocketIn(pod_ns, NETLINK_ROUTE);
+  // The node's uplinks are never taken for a netdev, whatever they look like.
+  std::optional<std::set<std::string>> uplinks;
+  auto host_links = [&] {
+    if (uplinks) return inventory::ReadLinks(host_sock, log_);
+    auto facts = inventory::ReadLinksAndRoutes(host_sock, log_);
+    uplinks = inventory::ExcludedUplinkInterfaces(facts);
+    return std::move(facts.links);
+  };
 
   std::string failures;
   for (const auto& plan : plans) {
@@ -439,27 +427,31 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
         // before it restored the rest): a link of that name in the pod is the
         // pod's own (never taken for the netdev); the host state is still
         // restored below.
-        auto home = FindLink(host_sock, host_name);
-        bool moved = home && IsNetdev(home.get(), netdev);
+        auto on_host = host_links();
+        bool moved = FindNetdevOnHost(on_host, *uplinks, netdev, /*home_only=*/true) != nullptr;
         if (!moved && pod_sock) {
-          auto link = FindLink(pod_sock.get(), pod_name);
-          // The name may be the pod's own interface, or the pod renamed the
-          // netdev: it is the link with its MAC.
-          if (!link || !IsNetdev(link.get(), netdev)) link = FindNetdevByMac(pod_sock.get(), netdev, pod_name);
-          if (link) {
-            MoveLink(pod_sock.get(), link.get(), host_ns_, host_name, host.mtu);
-            DRANET_FAULT_POINT("netns-detach-after-move");  // home, its addresses and routes not back yet
-            moved = true;
+          const auto in_pod = inventory::ReadLinks(pod_sock.get(), log_);
+          const auto attached = attached_ifindex.find(AttachKey(plan, netdev));
+          if (const auto* found = FindNetdevInPod(in_pod, netdev, attached == attached_ifindex.end() ? 0 : attached->second)) {
+            if (auto link = LinkAt(pod_sock.get(), found->ifindex)) {
+              MoveLink(pod_sock.get(), link.get(), host_ns_, host_name, host.mtu);
+              DRANET_FAULT_POINT("netns-detach-after-move");  // home, its addresses and routes not back yet
+              moved = true;
+            }
           }
         }
         if (!moved) {
           // The pod netns died first: the kernel returned the device, under
           // its pod name or, when the host had that name, as devN.
-          auto stray = !host.mac.empty()       ? FindNetdevByMac(host_sock, netdev, pod_name)
-                       : pod_name != host_name ? FindLink(host_sock, pod_name)
-                                               : nullptr;
-          if (!stray) throw InjectError("netdev " + host_name + " is neither in the pod nor on the host");
-          ChangeLink(host_sock, stray.get(), host.mtu, false, true, host_name);
+          on_host = host_links();
+          const auto* stray = FindNetdevOnHost(on_host, *uplinks, netdev, /*home_only=*/false);
+          auto link = stray ? LinkAt(host_sock, stray->ifindex) : nullptr;
+          if (!link)
+            throw InjectError("netdev " + host_name + " cannot be found: neither in the pod nor on the host is a link "
+                              "with its recorded " + (host.permanent_mac.empty() ? "name and MAC " + (host.mac.empty() ? std::string("(none recorded)") : host.mac)
+                                                                                : "permanent address " + host.permanent_mac) +
+                              " (the node's uplinks are never taken); nothing on the host was changed");
+          ChangeLink(host_sock, link.get(), host.mtu, false, true, host_name);
         }
         auto link = FindLink(host_sock, host_name);
         if (!link) throw InjectError("netdev " + host_name + " vanished after the move back");
@@ -481,6 +473,7 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
                                             {"netdev", host_name},
                                             {"error", e.what()}});
         failures += (failures.empty() ? "" : "; ") + std::string(e.what());
+        if (on_restore_failure_) on_restore_failure_();
       }
     }
   }

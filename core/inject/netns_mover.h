@@ -11,7 +11,11 @@
 // addresses, link up, the VRF, routes (link scope first), policy rules and
 // permanent neighbours. Detach mirrors it with the host's recorded name, MTU,
 // MAC, sizes, ARP sysctls, ethtool values, up/down state, addresses, routes,
-// rules and neighbours (host_network.h).
+// rules and neighbours (host_network.h). Which link is the netdev at detach
+// is decided by netdev_identity.h: the index it got in the pod, its
+// permanent address, the name and MAC it had on the host — never the
+// claim's MAC alone, never a node uplink. One that cannot be found is an
+// error naming it, and nothing on the host is changed for it.
 // Routes and rules are created exclusively: an identical one already there
 // is accepted, one that differs is never replaced.
 //
@@ -29,6 +33,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -48,6 +53,9 @@ class NetnsMover : public PodNetnsApplier {
     // The namespace devices return to: the daemon's own (host) network
     // namespace, opened once at construction.
     std::string host_netns_path = "/proc/self/ns/net";
+    // Called once for each netdev a detach could not bring home and restore
+    // (optional; a metric). The detach also throws, naming each.
+    std::function<void()> on_restore_failure;
   };
 
   // Throws InjectError when the host namespace cannot be opened.
@@ -75,7 +83,11 @@ class NetnsMover : public PodNetnsApplier {
     NetnsHandle ns;
     NetnsId id;
     std::vector<ClaimPlan> plans;
+    // The index each netdev got in the pod when attached (by AttachKey):
+    // the first thing detach knows it by.
+    std::map<std::string, int> attached_ifindex;
   };
+  static std::string AttachKey(const ClaimPlan& plan, const NetdevPlan& netdev);
   void HoldLocked(const PodSandboxRef& pod, NetnsHandle ns, const std::vector<ClaimPlan>& plans);
   void DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans);
   // Moves and configures each netdev; the pod's namespace is held already.
@@ -86,6 +98,7 @@ class NetnsMover : public PodNetnsApplier {
 
   NetnsHandle host_ns_;
   Logger& log_;
+  std::function<void()> on_restore_failure_;
   mutable std::mutex mu_;  // serializes hooks; guards host_sock_ and held_
   std::map<std::string, HeldPod> held_;  // by pod UID
   // Pods whose netdevs this mover brought home and restored, not attached

@@ -106,6 +106,11 @@ struct NetdevHostState {
   // pod interface of the same name, a kernel rename to devN). Empty in
   // checkpoints written before it was recorded.
   std::string mac;
+  // The hardware's permanent address at prepare (IFLA_PERM_ADDRESS), which
+  // neither the pod nor a rename changes: when recorded, teardown takes
+  // only a link that has it. Empty for links without one (veth) and in
+  // checkpoints written before it was recorded.
+  std::string permanent_mac = {};
   // The host's values of the settings the plan changes (see LinkSettings).
   LinkSettings settings{};
   friend bool operator==(const NetdevHostState&, const NetdevHostState&) = default;

@@ -12,6 +12,8 @@
 //   * CaptureSnapshot (snapshot.h): records a live node as a snapshot that
 //     Discover() and the plugins can run on.
 //   * naming.h: device names and the 64-byte value cap.
+//   * HostRootProblem (host_root.h): whether a path can be a host root;
+//     dranetd and dranetctl refuse one that cannot before reading anything.
 //
 // Rules beyond DRANET (documented in docs/snapshots.md and below):
 //   * every string value fits the API's 64-byte limit (cut cleanly, logged);

@@ -122,6 +122,14 @@ void ParseLink(nl_msg* message, std::vector<LinkFacts>& links) {
   u32(IFLA_GRO_MAX_SIZE, links.back().gro_max_size);
   u32(kIflaGsoIpv4MaxSize, links.back().gso_ipv4_max_size);
   u32(kIflaGroIpv4MaxSize, links.back().gro_ipv4_max_size);
+  // The kernel sends IFLA_PERM_ADDRESS only when the hardware has one.
+  if (const nlattr* perm = attrs[IFLA_PERM_ADDRESS]; perm != nullptr && nla_len(perm) > 0) {
+    nl_addr* address = nl_addr_build(AF_LLC, nla_data(perm), static_cast<std::size_t>(nla_len(perm)));
+    if (address != nullptr) {
+      links.back().permanent_mac = FormatMac(address);
+      nl_addr_put(address);
+    }
+  }
 }
 
 // RTM_GETLINK dump without IFLA_EXT_MASK: libnl's link cache always asks for
@@ -366,6 +374,19 @@ NetlinkFacts ReadLiveNetlinkFacts(Logger& log) {
   facts.routes = DumpRoutes(socket.get(), log);
   facts.rules = DumpRules(socket.get(), log);
   facts.neighbors = DumpPermanentNeighbors(socket.get(), log);
+  return facts;
+}
+
+std::vector<LinkFacts> ReadLinks(nl_sock* socket, Logger& log) {
+  auto links = DumpLinks(socket, log);
+  std::sort(links.begin(), links.end(), [](const LinkFacts& a, const LinkFacts& b) { return a.ifindex < b.ifindex; });
+  return links;
+}
+
+NetlinkFacts ReadLinksAndRoutes(nl_sock* socket, Logger& log) {
+  NetlinkFacts facts;
+  facts.links = ReadLinks(socket, log);
+  facts.routes = DumpRoutes(socket, log);
   return facts;
 }
 

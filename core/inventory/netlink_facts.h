@@ -16,6 +16,7 @@
 #include "inventory/bpf_programs.h"
 
 struct nl_addr;  // libnl
+struct nl_sock;
 
 namespace dranet::inventory {
 
@@ -48,6 +49,10 @@ struct LinkFacts {
   // read that failed (no CAP_SYS_ADMIN); discovery then publishes no ebpf
   // attributes for the link.
   std::optional<BpfProgramNames> bpf_programs = std::nullopt;
+  // IFLA_PERM_ADDRESS (Linux 5.6+): the address the hardware came with,
+  // whatever MAC was set since. Empty when the kernel reports none: virtual
+  // links (veth, dummy) with a random address, older kernels, snapshots.
+  std::string permanent_mac = {};
 };
 
 // One next hop of a route. A plain route has one; a multipath (ECMP) route
@@ -112,6 +117,13 @@ struct NetlinkFacts {
 // never request VF info (no IFLA_EXT_MASK), so they stay small on hosts with
 // hundreds of VFs. A failed dump is logged and leaves that part empty.
 NetlinkFacts ReadLiveNetlinkFacts(Logger& log);
+
+// Links and routes only (no addresses, rules, neighbours or BPF names), read
+// on `socket`, whatever namespace it was created in: what identifying a link
+// and the uplink rule need. Links sorted by ifindex.
+NetlinkFacts ReadLinksAndRoutes(nl_sock* socket, Logger& log);
+// The links alone, as ReadLinksAndRoutes reads them.
+std::vector<LinkFacts> ReadLinks(nl_sock* socket, Logger& log);
 
 // The interfaces to keep off the inventory: those carrying the lowest-metric
 // main-table default route of each family (all of them on a metric tie or a

@@ -169,6 +169,13 @@ void ApplyNetdevConfig(const NetworkConfig& config, const inventory::Device& dev
     if (link != nullptr && !link->mac.empty() && pod.mac.size() != link->mac.size())
       throw PrepareError(where + ": config sets hardwareAddr " + *i.hardware_addr + " but netdev " + device.if_name +
                          " has " + std::to_string((link->mac.size() + 1) / 3) + "-byte addresses");
+    // Another netdev's address would make the two indistinguishable on the
+    // link, and at teardown the claim's MAC must never stand for a host link.
+    for (const auto& other : facts.links) {
+      if (other.name == device.if_name || (other.mac != pod.mac && other.permanent_mac != pod.mac)) continue;
+      throw PrepareError(where + ": config sets hardwareAddr " + *i.hardware_addr + ", which node netdev " +
+                         other.name + " already has; choose an address no interface of the node uses");
+    }
     was.mac = netdev.host_state.mac;
   }
   auto size = [&](const std::optional<int32_t>& wanted, std::optional<uint32_t>& into, std::optional<uint32_t>& host_value,
@@ -298,6 +305,13 @@ void CheckConsumers(const kube::ResourceClaim& claim, const std::vector<std::str
 
 }  // namespace
 
+std::string NetdevPodsProblem(const std::string& who, const std::string& device, const std::string& if_name,
+                              std::size_t pods) {
+  if (pods <= 1) return "";
+  return who + ": device " + device + ": driver only supports one pod per claim, got " + std::to_string(pods) +
+         " (netdev " + if_name + " can be in one pod's network namespace only)";
+}
+
 std::string TopLevelRequest(const std::string& request) {
   return request.substr(0, request.find('/'));
 }
@@ -410,10 +424,17 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
           throw PrepareError(where + " is RDMA-only (no netdev); its config may not set " + Join(bad));
       }
     } else {
-      if (plan.pod_uids.size() > 1)
-        throw PrepareError(where + ": driver only supports one pod per claim, got " +
-                           std::to_string(plan.pod_uids.size()) + " (netdev " + device.if_name +
-                           " can be in one pod's network namespace only)");
+      if (const auto problem = NetdevPodsProblem(who, device.name, device.if_name, plan.pod_uids.size());
+          !problem.empty())
+        throw PrepareError(problem);
+      // adminAccess grants access to a device another claim may hold: a
+      // netdev cannot be in two namespaces, and moving it would take it
+      // from the workload that has it.
+      if (result.admin_access)
+        throw PrepareError(where + " (request \"" + result.request + "\"): adminAccess is not supported for a "
+                           "netdev device (netdev " + device.if_name + " can be in one pod's network namespace "
+                           "only, and would be taken from the workload that holds it); request it without "
+                           "adminAccess, or an RDMA-only device");
       inject::NetdevPlan netdev;
       netdev.device_name = device.name;
       netdev.host_if_name = device.if_name;

@@ -66,6 +66,12 @@ inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
 // and resolved profiles. Best effort: returns one message per failure.
 std::vector<std::string> ReleaseClaimResources(const inject::ClaimPlan& plan, const HostAccess& host);
 
+// Why a claim with the netdev `if_name` (published as `device`) cannot be
+// prepared for `pods` pods (more than one: a netdev is in one pod's network
+// namespace at a time), or "". `who` names the claim.
+std::string NetdevPodsProblem(const std::string& who, const std::string& device, const std::string& if_name,
+                              std::size_t pods);
+
 // The pod UIDs of status.reservedFor, sorted and unique.
 std::vector<std::string> ReservedPods(const kube::ResourceClaim& claim);
 

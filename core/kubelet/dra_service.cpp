@@ -16,6 +16,12 @@ namespace {
 
 std::string Describe(const ClaimRequest& c) { return c.namespace_name + "/" + c.name; }
 
+std::string JoinNames(const std::set<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
 double MillisSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
@@ -29,6 +35,9 @@ DraService::DraService(DraServiceOptions options, DraServiceDeps deps, Logger& l
       pool_(options_.prepare_workers, "dra-prepare") {
   if (!deps_.claims || !deps_.inventory || deps_.prepared == nullptr)
     throw std::invalid_argument("DraService needs a claim lookup, an inventory and a PreparedClaims store");
+  for (const auto& plan : deps_.prepared->All())
+    for (const auto& netdev : plan.netdevs)
+      netdev_holders_[netdev.device_name] = {plan.claim_uid, plan.claim_namespace + "/" + plan.claim_name};
   if (deps_.inject) {
     // Plugins see one claim at a time (their workers are serial anyway).
     auto inject = std::move(deps_.inject);
@@ -65,7 +74,21 @@ DraService::Outcome DraService::PrepareOne(const ClaimRequest& request, std::sto
       // Prepared before (kubelet retry, another pod of a shared claim, or a
       // restart): keep the plan — its netdevs may already be in a pod — and
       // follow the pods the claim is reserved for now.
+      std::set<std::string> prepared_devices, allocated_devices;
+      for (const auto& d : stored->devices) prepared_devices.insert(d.device);
+      for (const auto& r : claim.ResultsFor(options_.plan.driver_name, options_.plan.pool_name))
+        allocated_devices.insert(r.device);
+      if (prepared_devices != allocated_devices)
+        throw PrepareError("claim " + Describe(request) + ": its allocation changed since it was prepared (prepared: " +
+                           JoinNames(prepared_devices) + "; allocated now: " + JoinNames(allocated_devices) +
+                           "); the prepared devices may still be in a pod, so it is not prepared again until "
+                           "kubelet unprepares it (delete its pods)");
       auto pods = ReservedPods(claim);
+      for (const auto& netdev : stored->netdevs)
+        if (auto problem = NetdevPodsProblem("claim " + Describe(request), netdev.device_name, netdev.host_if_name,
+                                             pods.size());
+            !problem.empty())
+          throw PrepareError(problem);
       out.answer = AnswerFor(*stored);
       if (pods != stored->pod_uids) {
         stored->pod_uids = std::move(pods);
@@ -78,6 +101,11 @@ DraService::Outcome DraService::PrepareOne(const ClaimRequest& request, std::sto
     }
     auto inventory = deps_.inventory();
     if (!inventory) throw PrepareError("claim " + Describe(request) + ": the device inventory is not ready yet");
+    std::vector<std::string> netdev_devices;
+    for (const auto& r : claim.ResultsFor(options_.plan.driver_name, options_.plan.pool_name))
+      for (const auto& device : *inventory)
+        if (device.name == r.device && !device.if_name.empty()) netdev_devices.push_back(device.name);
+    out.reserved_netdevs = ReserveNetdevs(request, netdev_devices);
     inject::ClaimPlan plan = BuildClaimPlan(claim, *inventory, options_.plan, deps_.inject, deps_.host);
     if (!options_.cdi_dir.empty()) plan.cdi_device_ids = inject::WriteCdiSpec(plan, options_.cdi_dir);
     out.answer = AnswerFor(plan);
@@ -95,8 +123,34 @@ DraService::Outcome DraService::PrepareOne(const ClaimRequest& request, std::sto
     out.answer.devices.clear();
     out.to_store.reset();
     out.result = "failed";
+    ReleaseNetdevs(out.reserved_netdevs, request.uid);
+    out.reserved_netdevs.clear();
   }
   return out;
+}
+
+std::vector<std::string> DraService::ReserveNetdevs(const ClaimRequest& request,
+                                                    const std::vector<std::string>& devices) {
+  std::lock_guard lock(netdev_mu_);
+  for (const auto& device : devices) {
+    auto it = netdev_holders_.find(device);
+    if (it == netdev_holders_.end() || it->second.claim_uid == request.uid) continue;
+    throw PrepareError("claim " + Describe(request) + ": device " + device + " is a netdev that claim " +
+                       it->second.claim + " (uid " + it->second.claim_uid +
+                       ") holds already; a netdev can be in one pod's network namespace only, so it is not "
+                       "prepared twice — the other claim must be unprepared (its pods deleted) first");
+  }
+  std::vector<std::string> taken;
+  for (const auto& device : devices)
+    if (netdev_holders_.emplace(device, NetdevHolder{request.uid, Describe(request)}).second) taken.push_back(device);
+  return taken;
+}
+
+void DraService::ReleaseNetdevs(const std::vector<std::string>& devices, const std::string& claim_uid) {
+  std::lock_guard lock(netdev_mu_);
+  for (const auto& device : devices)
+    if (auto it = netdev_holders_.find(device); it != netdev_holders_.end() && it->second.claim_uid == claim_uid)
+      netdev_holders_.erase(it);
 }
 
 std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<ClaimRequest>& claims,
@@ -150,6 +204,7 @@ std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<Claim
         job->outcome.answer = {{}, "claim " + Describe(job->request) + ": cannot save the prepared state: " +
                                        e.what()};
         job->outcome.result = "failed";
+        ReleaseNetdevs(job->outcome.reserved_netdevs, job->request.uid);
       }
     }
     DRANET_FAULT_POINT("prepare-after-persist");
@@ -256,6 +311,9 @@ std::map<std::string, std::string> DraService::Unprepare(const std::vector<Claim
   DRANET_FAULT_POINT("unprepare-before-persist");
   try {
     deps_.prepared->Remove(uids);
+    std::lock_guard lock(netdev_mu_);
+    const std::set<std::string> gone(uids.begin(), uids.end());
+    std::erase_if(netdev_holders_, [&](const auto& entry) { return gone.count(entry.second.claim_uid) > 0; });
   } catch (const std::exception& e) {
     for (auto& [uid, error] : errors) error = std::string("cannot save the unprepared state: ") + e.what();
   }

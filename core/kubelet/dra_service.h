@@ -11,7 +11,13 @@
 //     prepare, also after a restart, answers identically.
 //   * The same claim asked for by concurrent calls is prepared once; the
 //     later callers wait for and share the first one's answer.
-//   * A claim shared by several pods keeps every pod of status.reservedFor.
+//   * A claim shared by several pods keeps every pod of status.reservedFor
+//     (with a netdev, one pod only: at first prepare and at every later one).
+//   * A netdev is prepared for one claim at a time: a claim whose netdev
+//     another prepared (or preparing) claim holds is refused, naming it.
+//   * A stored plan answers only while status.allocation still names its
+//     devices: a claim whose allocation changed under the same UID is
+//     refused (its old devices may sit in a pod) until it is unprepared.
 // Unprepare drops the stored plans (one Remove, one fsync); it never needs
 // the claim object, and unknown claims succeed.
 //
@@ -128,7 +134,17 @@ class DraService {
     PrepareAnswer answer;
     std::optional<inject::ClaimPlan> to_store;  // set when the checkpoint must change
     std::string result;                          // for the log: prepared, refreshed, unchanged, failed
+    std::vector<std::string> reserved_netdevs;   // devices this prepare took in netdev_holders_
   };
+  // Who holds each netdev device: a prepared claim, or one being prepared.
+  struct NetdevHolder {
+    std::string claim_uid;
+    std::string claim;  // namespace/name
+  };
+  // Takes every netdev device of `devices` for `request`, or throws
+  // PrepareError naming the claim that holds one (nothing taken then).
+  std::vector<std::string> ReserveNetdevs(const ClaimRequest& request, const std::vector<std::string>& devices);
+  void ReleaseNetdevs(const std::vector<std::string>& devices, const std::string& claim_uid);
   Outcome PrepareOne(const ClaimRequest& claim, std::stop_token deadline_passed);
   void ReturnNetdevs(const std::vector<ClaimRequest>& claims);
   // DHCP leases and profiles of the claims' plans go back (best effort).
@@ -141,6 +157,8 @@ class DraService {
   std::mutex inject_mu_;  // plugin injection runs one claim at a time
   std::mutex inflight_mu_;
   std::map<std::string, std::shared_future<PrepareAnswer>> inflight_;  // by claim UID
+  std::mutex netdev_mu_;
+  std::map<std::string, NetdevHolder> netdev_holders_;  // by device name; guarded by netdev_mu_
 };
 
 }  // namespace dranet::kubelet

@@ -189,10 +189,30 @@ bool ValidMac(const std::string& text) {
   return octets == 6 || octets == 8 || octets == 20;
 }
 
+// Why `text` (a valid MAC) can never be an interface's own address, or "".
+std::string UnusableMac(const std::string& text) {
+  std::vector<unsigned> octets;
+  for (std::size_t i = 0; i + 1 < text.size(); i += 3) octets.push_back(std::stoul(text.substr(i, 2), nullptr, 16));
+  if (std::all_of(octets.begin(), octets.end(), [](unsigned o) { return o == 0; })) return "the all-zero address";
+  if (std::all_of(octets.begin(), octets.end(), [](unsigned o) { return o == 0xff; })) return "the broadcast address";
+  // IEEE 802 addresses (EUI-48 and EUI-64): the lowest bit of the first
+  // octet marks a group address. An IPoIB address starts with flags and
+  // a queue pair number instead.
+  if (octets.size() != 20 && (octets.front() & 1) != 0)
+    return "a multicast address (the lowest bit of its first octet is set)";
+  return "";
+}
+
 void CheckIfName(const std::string& path, const std::string& name) {
   if (name.empty()) return;
   if (name.size() > 15) Fail(path, "\"" + name + "\" is longer than 15 characters");
   if (name == "." || name == "..") Fail(path, "\"" + name + "\" is not a valid interface name");
+  // "all" and "default" are the namespace-wide sysctl directories
+  // (net.ipv4.conf.all): an interface of that name cannot register its own,
+  // so the move fails; every namespace has "lo".
+  if (name == "all" || name == "default" || name == "lo")
+    Fail(path, "\"" + name + "\" is reserved in every network namespace" +
+                   (name == "lo" ? " (its loopback interface)" : " (the namespace-wide sysctls net.ipv4.conf." + name + ")"));
   for (unsigned char c : name)
     if (!std::isalnum(c) && c != '-' && c != '_' && c != '.')
       Fail(path, "\"" + name + "\" may only hold letters, digits, '-', '_' and '.'");
@@ -224,6 +244,8 @@ InterfaceConfig ReadInterface(const Value& v, std::vector<std::string>& set, Pro
   problems.Check([&] {
     if (auto mac = o.String("hardwareAddr")) {
       if (!ValidMac(*mac)) Fail(o.Child("hardwareAddr"), "\"" + *mac + "\" is not a MAC address");
+      if (const auto why = UnusableMac(*mac); !why.empty())
+        Fail(o.Child("hardwareAddr"), *mac + " is " + why + ", never an interface's own address");
       c.hardware_addr = mac;
     }
   });

@@ -29,6 +29,7 @@ NriPlugin::NriPlugin(Options options, state::PreparedClaims& claims,
           }) {
   service_.SetBypassReporter(options_.bypass_reporter);
   service_.SetPodNetworkReporter(options_.network_reporter);
+  service_.SetRestoreFailureReporter(options_.restore_failure_reporter);
   service_.SetOperationObserver(options_.observer);
 }
 

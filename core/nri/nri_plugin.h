@@ -57,6 +57,8 @@ struct NriPluginOptions {
   BypassReporter bypass_reporter;
   // Told whether each pod's netdevs were moved (claim status, Events).
   PodNetworkReporter network_reporter;
+  // Told when a pod's netdevs could not be restored at teardown (Events).
+  PodNetworkReporter restore_failure_reporter;
   // Called (no lock held) whenever connected() or the service's
   // bypassed_containers() may have changed: readiness is event-driven.
   std::function<void()> on_state_change;

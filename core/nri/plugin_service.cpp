@@ -186,6 +186,7 @@ void PluginService::ReleasePod(const inject::PodSandboxRef& pod, const char* why
                                                         {"netdevs", CountNetdevs(plans)}});
   } catch (const std::exception& e) {
     log_.Error("restoring pod netdevs failed", {{"pod", pod.Describe()}, {"why", why}, {"error", e.what()}});
+    if (restore_reporter_) restore_reporter_({pod.namespace_name, pod.name, pod.uid, plans, e.what(), false});
   }
   std::lock_guard lock(mu_);
   netns_by_pod_.erase(pod.uid);
@@ -279,6 +280,7 @@ RpcStatus PluginService::StopPodSandbox(const api::PodSandbox& pod, bool remove,
       // Stop/Remove retries (detach is idempotent).
       if (outcome) *outcome = OperationStatus::kFailed;
       log_.Error("restoring pod netdevs failed", {{"hook", hook}, {"pod", ref.Describe()}, {"error", e.what()}});
+      if (restore_reporter_) restore_reporter_({pod.namespace_(), pod.name(), pod.uid(), plans, e.what(), false});
     }
   }
   if (remove) {

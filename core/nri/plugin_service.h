@@ -94,6 +94,10 @@ class PluginService {
   // Told about every bypassed container found at Synchronize.
   void SetBypassReporter(BypassReporter reporter) { bypass_reporter_ = std::move(reporter); }
   void SetPodNetworkReporter(PodNetworkReporter reporter) { network_reporter_ = std::move(reporter); }
+  // Told when a pod's netdevs could not be brought home and restored
+  // (StopPodSandbox, RemovePodSandbox, a pod the runtime forgot): `error`
+  // names each netdev. Same threading rules as the network reporter.
+  void SetRestoreFailureReporter(PodNetworkReporter reporter) { restore_reporter_ = std::move(reporter); }
   // Told about every request Handle answers: the hook's name (a StateChange
   // is named after its event), how it ended, its latency.
   void SetOperationObserver(OperationObserver observer) { observer_ = std::move(observer); }
@@ -139,6 +143,7 @@ class PluginService {
   std::set<std::string> reported_bypass_;  // container ids reported (bypassed at the last Synchronize)
   BypassReporter bypass_reporter_;
   PodNetworkReporter network_reporter_;
+  PodNetworkReporter restore_reporter_;
   OperationObserver observer_;
 };
 

@@ -176,6 +176,7 @@ void WritePlan(Writer& w, const ClaimPlan& p) {
     w.StartObject();
     Str(w, "ifName", n.host_state.if_name);
     if (!n.host_state.mac.empty()) Str(w, "mac", n.host_state.mac);
+    if (!n.host_state.permanent_mac.empty()) Str(w, "permanentMac", n.host_state.permanent_mac);
     Num(w, "mtu", n.host_state.mtu);
     StrList(w, "addresses", n.host_state.addresses);
     WriteRoutes(w, "routes", n.host_state.routes);
@@ -412,6 +413,7 @@ ClaimPlan ReadPlan(const rapidjson::Value& o, const std::string& where) {
     const std::string hw = w + ".hostState";
     np.host_state.if_name = GetStr(hs, hw, "ifName");
     if (hs.IsObject() && hs.HasMember("mac")) np.host_state.mac = GetStr(hs, hw, "mac");
+    if (hs.IsObject() && hs.HasMember("permanentMac")) np.host_state.permanent_mac = GetStr(hs, hw, "permanentMac");
     np.host_state.mtu = GetU32(hs, hw, "mtu");
     np.host_state.addresses = GetStrList(hs, hw, "addresses");
     np.host_state.routes = GetRoutes(hs, hw, "routes");

@@ -170,4 +170,45 @@ rc=0
 "$ctl" inspect --host-root "$node" --feature-gates=NoSuchGate=true >/dev/null 2>"$tmp/err" || rc=$?
 [[ $rc == 1 ]] && grep -q 'unrecognized feature gate: NoSuchGate' "$tmp/err" ||
   fail "inspect --feature-gates=NoSuchGate=true: rc=$rc $(cat "$tmp/err")"
+
+# A --host-root that cannot be a node root is a usage error of every
+# subcommand that takes one (CLI11's ValidationError code, as for any invalid
+# flag value), one line naming the path and why, before anything is read:
+# never this machine's devices under this machine's name.
+mkfifo "$tmp/fifo"
+mkdir "$tmp/empty-root" "$tmp/unreadable-root"
+mkdir "$tmp/unreadable-root/sys"
+chmod 000 "$tmp/unreadable-root"
+host=$(uname -n)
+roots=(
+  "$tmp/no-such-root|does not exist"
+  "$claims|not a directory"
+  "$tmp/fifo|not a directory"
+  "$tmp/empty-root|empty directory"
+)
+# root enters any directory: as root, the unreadable case runs as nobody
+# (skipped when nobody cannot run dranetctl from this build tree).
+[[ ${as[0]:-} != skip ]] && roots+=("$tmp/unreadable-root|cannot be read: Permission denied")
+for r in "${roots[@]}"; do
+  root=${r%%|*} want="--host-root: ${r%%|*}: ${r#*|}"
+  run=()
+  [[ $root == */unreadable-root ]] && run=("${as[@]}")
+  for cmd in inspect plugins "simulate -f $claims" "templates --gpu-slices $slices/kubectl-get-resourceslices.yaml" \
+             "snapshot --out $tmp/snapshot-out" doctor; do
+    rc=0
+    # shellcheck disable=SC2086
+    out=$(${run[@]+"${run[@]}"} "$ctl" $cmd --host-root "$root" 2>"$tmp/err") || rc=$?
+    [[ $rc == 105 ]] || fail "$cmd --host-root $root: rc=$rc, want 105: $out $(cat "$tmp/err")"
+    [[ -z $out ]] || fail "$cmd --host-root $root printed: $out"
+    grep -qxF -- "$want" "$tmp/err" || fail "$cmd --host-root $root: want '$want', got: $(cat "$tmp/err")"
+    [[ $root == *"$host"* ]] || ! grep -qwF -- "$host" "$tmp/err" || fail "$cmd --host-root $root names this host"
+    [[ ! -e $tmp/snapshot-out ]] || fail "snapshot --host-root $root wrote $tmp/snapshot-out"
+  done
+done
+# "/" is always a root; a node's root that is no snapshot (sys/ only) is one too.
+"$ctl" inspect --host-root / -o json >/dev/null 2>"$tmp/err" || fail "inspect --host-root /: $(cat "$tmp/err")"
+mkdir -p "$tmp/plain-root/sys/class/net"
+out=$("$ctl" inspect --host-root "$tmp/plain-root" --node-name plain 2>"$tmp/err") ||
+  fail "inspect --host-root of a plain node root: $(cat "$tmp/err")"
+grep -q '^node plain: ' <<<"$out" || fail "inspect --host-root of a plain node root: $out"
 echo "cli: ok"

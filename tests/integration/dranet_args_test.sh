@@ -49,4 +49,17 @@ for bad in "--inventory-max-poll-interval=5x" "--feature-gates=NoSuchGate=true" 
   if out=$("$dranetd" "$bad" "${offline[@]}" 2>&1); then echo "accepted $bad: $out"; exit 1; fi
   [[ $(grep -c '^E' <<<"$out") -ge 1 ]] || { echo "no error line for $bad: $out"; exit 1; }
 done
+# A --host-root that is not a node root (missing, a file, empty) is refused
+# before anything is read, with one line naming it: never an empty node on
+# this machine's kernel and host name.
+empty_root=$(mktemp -d)
+trap 'rm -rf "$state" "$empty_root"' EXIT
+for bad in "/nonexistent|does not exist" "$manifest|not a directory" "$empty_root|empty directory"; do
+  root=${bad%%|*} rc=0
+  out=$("$dranetd" --once --publish=false --kubelet-plugin=false --nri=false --metrics-address=off \
+        --host-root="$root" 2>&1) || rc=$?
+  [[ $rc == 2 ]] || { echo "--host-root=$root: rc=$rc, want 2: $out"; exit 1; }
+  grep -q "^E.*--host-root $root: ${bad#*|}" <<<"$out" || { echo "no error line for --host-root=$root: $out"; exit 1; }
+  ! grep -q '"starting dranetd"' <<<"$out" || { echo "--host-root=$root: started: $out"; exit 1; }
+done
 echo "dranet args: ok"

@@ -1,7 +1,9 @@
 // Tests of the DHCPv4 client (core/inject/dhcp_client.h).
 //
 // Pure tests: message and datagram encoding and parsing, hostile packets,
-// option 121, and the DISCOVER/OFFER/REQUEST/ACK conversation fed by hand.
+// option 121, and the DISCOVER/OFFER/REQUEST/ACK conversation fed by hand,
+// including the leases it refuses. Root tests also check that a link that
+// was down is down again after a lease, a failure or a release.
 // Root tests: dnsmasq serves a server network namespace at one end of a veth
 // pair; the client runs in a client namespace at the other end. Both
 // namespaces carry the pid in their name and are deleted (with the veths)
@@ -22,9 +24,12 @@
 #include <functional>
 #include <future>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "inject/netns.h"
@@ -369,9 +374,6 @@ TEST(DhcpExchangeTest, IgnoresOtherServersAndLaterOffersAfterTheOffer) {
   auto ack_no_server = Reply(DhcpMessageType::kAck);
   ack_no_server.options.erase(dhcp_option::kServerId);
   EXPECT_FALSE(Feed(exchange, ack_no_server));
-  auto ack_no_address = Reply(DhcpMessageType::kAck);
-  ack_no_address.yiaddr = 0;
-  EXPECT_FALSE(Feed(exchange, ack_no_address));
   auto ack_other_xid = Reply(DhcpMessageType::kAck);
   ack_other_xid.xid = 1;
   EXPECT_FALSE(Feed(exchange, ack_other_xid));
@@ -442,6 +444,167 @@ TEST(DhcpExchangeTest, AnInvalidSubnetMaskFailsNamingTheInterface) {
       EXPECT_TRUE(Contains(e.what(), "eth7")) << e.what();
       EXPECT_TRUE(Contains(e.what(), "subnet mask")) << e.what();
     }
+  }
+}
+
+// The bytes of a 4-byte option.
+std::vector<uint8_t> U32(uint32_t v) {
+  return Bytes({static_cast<int>(v >> 24), static_cast<int>(v >> 16 & 0xff), static_cast<int>(v >> 8 & 0xff),
+                static_cast<int>(v & 0xff)});
+}
+
+// Feeds `ack` to an exchange that took the standard offer; the InjectError's message, or
+// "accepted" when it gave a lease.
+std::string Refusal(const DhcpMessage& ack) {
+  auto exchange = Offered();
+  try {
+    return Feed(exchange, ack) ? "accepted" : "ignored";
+  } catch (const InjectError& e) {
+    return e.what();
+  }
+}
+
+// Addresses no host can have, with the subnet mask they come with and what the refusal says.
+struct Unusable {
+  uint32_t address;
+  std::optional<uint32_t> mask;
+  std::string text;  // the address as the message gives it
+  std::string why;
+};
+const std::vector<Unusable> kUnusableAddresses = {
+    {0xffffffff, std::nullopt, "255.255.255.255/32", "the limited broadcast address"},
+    {0xc00002ff, 0xffffff00, "192.0.2.255/24", "the broadcast address of 192.0.2.0/24"},
+    {0xc00003ff, 0xfffffe00, "192.0.3.255/23", "the broadcast address of 192.0.2.0/23"},
+    {0x0a0000ff, 0xffffff00, "10.0.0.255/24", "the broadcast address of 10.0.0.0/24"},
+    {0x7f000001, 0xffffff00, "127.0.0.1/24", "loopback"},
+    {0x7f0a0b0c, std::nullopt, "127.10.11.12/32", "loopback"},
+    {0xe0000005, std::nullopt, "224.0.0.5/32", "multicast"},
+    {0xeffffffa, 0xffffff00, "239.255.255.250/24", "multicast"},
+    {0x00000000, 0xffffff00, "0.0.0.0/24", "unspecified"},
+    {0xf0000001, std::nullopt, "240.0.0.1/32", "reserved (240.0.0.0/4)"},
+    {0xfffffffe, std::nullopt, "255.255.255.254/32", "reserved (240.0.0.0/4)"},
+};
+
+TEST(DhcpExchangeTest, AnAckWithAnUnusableAddressIsRefusedNamingInterfaceServerAndAddress) {
+  for (const auto& bad : kUnusableAddresses) {
+    auto ack = Reply(DhcpMessageType::kAck);
+    ack.yiaddr = bad.address;
+    if (bad.mask) ack.options[dhcp_option::kSubnetMask] = U32(*bad.mask);
+    const std::string refusal = Refusal(ack);
+    EXPECT_TRUE(Contains(refusal, "DHCP on eth7: server 192.0.2.1 acknowledged address " + bad.text + ", which is " +
+                                      bad.why))
+        << refusal;
+    EXPECT_TRUE(Contains(refusal, "refusing it")) << refusal;
+  }
+}
+
+TEST(DhcpExchangeTest, BroadcastLikeAddressesOfPointToPointAndHostPrefixesAreUsable) {
+  // RFC 3021: a /31 has no broadcast address; a /32 (no option 1) neither. A /23's .255 in
+  // its lower half is an ordinary address.
+  for (const auto& [address, mask, cidr] :
+       std::vector<std::tuple<uint32_t, std::optional<uint32_t>, std::string>>{
+           {0xc00002ff, 0xfffffffe, "192.0.2.255/31"},
+           {0xc00002ff, std::nullopt, "192.0.2.255/32"},
+           {0xc00002ff, 0xfffffe00, "192.0.2.255/23"},
+           {0xc0000200, 0xffffff00, "192.0.2.0/24"},
+       }) {
+    auto exchange = Offered();
+    auto ack = Reply(DhcpMessageType::kAck);
+    ack.yiaddr = address;
+    if (mask) ack.options[dhcp_option::kSubnetMask] = U32(*mask);
+    const auto lease = Feed(exchange, ack);
+    ASSERT_TRUE(lease) << cidr;
+    EXPECT_EQ(lease->address, cidr);
+  }
+}
+
+TEST(DhcpExchangeTest, AnOfferWithAnUnusableAddressIsPassedOverForAnotherServer) {
+  for (const auto& bad : kUnusableAddresses) {
+    DhcpExchange exchange("eth7", kClientMac, kXid);
+    const auto discover = exchange.Outgoing();
+    auto offer = Reply(DhcpMessageType::kOffer);
+    offer.yiaddr = bad.address;
+    if (bad.mask) offer.options[dhcp_option::kSubnetMask] = U32(*bad.mask);
+    EXPECT_FALSE(Feed(exchange, offer));
+    EXPECT_EQ(exchange.Outgoing(), discover) << bad.text << ": still discovering";
+    EXPECT_EQ(exchange.Awaiting(), "offer");
+    EXPECT_EQ(exchange.IgnoredOffer(), "server 192.0.2.1 offered address " + bad.text + ", which is " + bad.why);
+    // Another server's usable offer is taken.
+    EXPECT_FALSE(Feed(exchange, Reply(DhcpMessageType::kOffer, 0xc0000202)));
+    EXPECT_EQ(exchange.Awaiting(), "acknowledgement from 192.0.2.2") << bad.text;
+    EXPECT_EQ(Sent(exchange).AddressOption(dhcp_option::kRequestedAddress), kOffered);
+  }
+}
+
+TEST(DhcpExchangeTest, ALeaseUnderTheMinimumIsRefused) {
+  ASSERT_EQ(kMinDhcpLeaseSeconds, 60u);
+  for (uint32_t seconds : {0u, 1u, 59u}) {
+    auto ack = Reply(DhcpMessageType::kAck);
+    ack.options[dhcp_option::kLeaseTime] = U32(seconds);
+    const std::string refusal = Refusal(ack);
+    EXPECT_TRUE(Contains(refusal, "DHCP on eth7: server 192.0.2.1 acknowledged address 192.0.2.50/32 for " +
+                                      std::to_string(seconds) + " s, under the 60 s minimum"))
+        << refusal;
+    EXPECT_TRUE(Contains(refusal, "does not renew")) << refusal;
+
+    DhcpExchange exchange("eth7", kClientMac, kXid);
+    auto offer = Reply(DhcpMessageType::kOffer);
+    offer.options[dhcp_option::kLeaseTime] = U32(seconds);
+    EXPECT_FALSE(Feed(exchange, offer));
+    EXPECT_EQ(exchange.Awaiting(), "offer") << seconds << " s offer passed over";
+    EXPECT_TRUE(Contains(exchange.IgnoredOffer(), "for " + std::to_string(seconds) + " s")) << exchange.IgnoredOffer();
+  }
+}
+
+TEST(DhcpExchangeTest, AMalformedLeaseTimeIsRefused) {
+  for (const auto& option : {Bytes({0, 0, 0x0e}), Bytes({0, 0, 0x0e, 0x10, 0}), Bytes({})}) {
+    auto ack = Reply(DhcpMessageType::kAck);
+    ack.options[dhcp_option::kLeaseTime] = option;
+    const std::string refusal = Refusal(ack);
+    EXPECT_TRUE(Contains(refusal, "eth7")) << refusal;
+    EXPECT_TRUE(Contains(refusal, "malformed lease time (option 51 of " + std::to_string(option.size()) + " bytes)"))
+        << refusal;
+  }
+}
+
+TEST(DhcpExchangeTest, MinimumInfiniteAndAbsentLeaseTimesAreTaken) {
+  for (const auto& [option, seconds] : std::vector<std::pair<std::optional<uint32_t>, uint32_t>>{
+           {60u, 60u}, {0xffffffffu, 0xffffffffu}, {std::nullopt, 0u}}) {
+    auto exchange = Offered();
+    auto ack = Reply(DhcpMessageType::kAck);
+    if (option) ack.options[dhcp_option::kLeaseTime] = U32(*option);
+    const auto lease = Feed(exchange, ack);
+    ASSERT_TRUE(lease) << seconds;
+    EXPECT_EQ(lease->lease_seconds, seconds);
+  }
+}
+
+TEST(DhcpExchangeTest, AClasslessRouteViaAnUnusableGatewayIsRefused) {
+  for (const auto& [gateway, text, why] : std::vector<std::tuple<std::vector<uint8_t>, std::string, std::string>>{
+           {Bytes({127, 0, 0, 1}), "127.0.0.1", "loopback"},
+           {Bytes({224, 0, 0, 1}), "224.0.0.1", "multicast"},
+           {Bytes({255, 255, 255, 255}), "255.255.255.255", "the limited broadcast address"},
+           {Bytes({192, 0, 2, 255}), "192.0.2.255", "the broadcast address of 192.0.2.0/24"},
+           {Bytes({240, 1, 2, 3}), "240.1.2.3", "reserved (240.0.0.0/4)"},
+       }) {
+    auto ack = Reply(DhcpMessageType::kAck);
+    ack.options[dhcp_option::kSubnetMask] = Bytes({255, 255, 255, 0});
+    auto routes = Bytes({24, 198, 51, 100, 0, 0, 0, 0, 16, 10, 20});  // an on-link route first: fine
+    routes.insert(routes.end(), gateway.begin(), gateway.end());
+    ack.options[dhcp_option::kClasslessStaticRoute] = routes;
+    const std::string refusal = Refusal(ack);
+    EXPECT_TRUE(Contains(refusal, "DHCP on eth7: server 192.0.2.1 acknowledged address 192.0.2.50/24 with a classless "
+                                  "static route (option 121) to 10.20.0.0/16 via " +
+                                      text + ", which is " + why))
+        << refusal;
+
+    DhcpExchange exchange("eth7", kClientMac, kXid);
+    auto offer = Reply(DhcpMessageType::kOffer);
+    offer.options = ack.options;
+    offer.options[dhcp_option::kMessageType] = {static_cast<uint8_t>(DhcpMessageType::kOffer)};
+    EXPECT_FALSE(Feed(exchange, offer));
+    EXPECT_EQ(exchange.Awaiting(), "offer") << text << ": offer passed over";
+    EXPECT_TRUE(Contains(exchange.IgnoredOffer(), "via " + text)) << exchange.IgnoredOffer();
   }
 }
 
@@ -538,6 +701,19 @@ class DnsmasqTest : public ::testing::Test {
 
   void SetClientUp() { ASSERT_TRUE(Ok("ip -n " + client_ns_ + " link set dhc0 up")); }
 
+  // Whether dhc0 is administratively up: UP among the flags `ip -o link` shows in <...>.
+  bool ClientIsUp() {
+    const std::string link = testing::Capture("ip -n " + client_ns_ + " -o link show dhc0");
+    const auto open = link.find('<'), close = link.find('>');
+    EXPECT_TRUE(open != std::string::npos && close != std::string::npos && open < close) << link;
+    if (open == std::string::npos || close == std::string::npos || open > close) return false;
+    std::stringstream flags(link.substr(open + 1, close - open - 1));
+    for (std::string flag; std::getline(flags, flag, ',');) {
+      if (flag == "UP") return true;
+    }
+    return false;
+  }
+
   // Runs `fn` on a thread inside the client namespace; rethrows its exception.
   void InClient(const std::function<void()>& fn) {
     RunInNetns(OpenNetns("/var/run/netns/" + client_ns_), fn);
@@ -615,13 +791,88 @@ TEST_F(DnsmasqTest, RetransmitsUntilAServerAnswers) {
   EXPECT_EQ(lease.get().address, "192.0.2.50/24");
 }
 
-TEST_F(DnsmasqTest, BringsALinkThatIsDownUp) {
+TEST_F(DnsmasqTest, LeasesOnALinkThatIsDownAndPutsItBackDown) {
   StartDnsmasq();
-  ASSERT_FALSE(Contains(testing::Capture("ip -n " + client_ns_ + " -o link show dhc0"), ",UP"));
+  ASSERT_FALSE(ClientIsUp());
   const DhcpLease lease = Request();
   EXPECT_EQ(lease.address, "192.0.2.50/24");
-  const std::string link = testing::Capture("ip -n " + client_ns_ + " -o link show dhc0");
-  EXPECT_TRUE(Contains(link, ",UP")) << link;
+  EXPECT_FALSE(ClientIsUp()) << "the link was left up";
+}
+
+TEST_F(DnsmasqTest, LeavesALinkThatIsUpUp) {
+  StartDnsmasq();
+  SetClientUp();
+  EXPECT_EQ(Request().address, "192.0.2.50/24");
+  EXPECT_TRUE(ClientIsUp());
+  try {
+    StopDnsmasq();
+    Request(std::chrono::milliseconds(1000));
+    FAIL() << "a lease without a server";
+  } catch (const InjectError&) {
+  }
+  EXPECT_TRUE(ClientIsUp());
+}
+
+TEST_F(DnsmasqTest, AFailedExchangeLeavesALinkThatWasDownDown) {
+  ASSERT_FALSE(ClientIsUp());
+  try {
+    Request(std::chrono::milliseconds(1500));
+    FAIL() << "a lease without a server";
+  } catch (const InjectError& e) {
+    EXPECT_TRUE(Contains(e.what(), "no offer within 1500 ms")) << e.what();
+  }
+  EXPECT_FALSE(ClientIsUp()) << "the link was left up after no offer";
+
+  std::stop_source stop;
+  stop.request_stop();
+  try {
+    Request(std::chrono::seconds(3), stop.get_token());
+    FAIL() << "a lease without a server";
+  } catch (const InjectError& e) {
+    EXPECT_TRUE(Contains(e.what(), "stopped")) << e.what();
+  }
+  EXPECT_FALSE(ClientIsUp()) << "the link was left up after a stop";
+}
+
+TEST_F(DnsmasqTest, AnUnusableOfferIsPassedOverAndNamedAtTheTimeout) {
+  // The only server offers a route via loopback: no lease, and the error says why.
+  StartDnsmasq("192.0.2.50,192.0.2.50", {"--dhcp-option=121,10.30.0.0/16,127.0.0.1"});
+  try {
+    Request(std::chrono::milliseconds(2500));
+    FAIL() << "a lease with a route via loopback";
+  } catch (const InjectError& e) {
+    EXPECT_TRUE(Contains(e.what(), "dhc0: no offer within 2500 ms")) << e.what();
+    EXPECT_TRUE(Contains(e.what(), "ignored: server 192.0.2.1 offered address 192.0.2.50/24 with a classless static "
+                                   "route (option 121) to 10.30.0.0/16 via 127.0.0.1, which is loopback"))
+        << e.what();
+  }
+  EXPECT_FALSE(ClientIsUp());
+}
+
+TEST_F(DnsmasqTest, ReleasesOnALinkThatIsDownAndPutsItBackDown) {
+  // At unprepare the netdev is back on the host in its recorded state: down.
+  StartDnsmasq();
+  const DhcpLease lease = Request();
+  ASSERT_TRUE(Eventually([&] { return Contains(Leases(), "192.0.2.50"); })) << Leases();
+  ASSERT_FALSE(ClientIsUp());
+  InClient([&] { ReleaseDhcpLease("dhc0", lease); });
+  EXPECT_TRUE(Eventually([&] { return !Contains(Leases(), "192.0.2.50"); })) << "still leased:\n" << Leases();
+  EXPECT_FALSE(ClientIsUp()) << "the link was left up";
+}
+
+TEST_F(DnsmasqTest, AReleaseWithoutCarrierFailsAndPutsTheLinkBackDown) {
+  StartDnsmasq();
+  const DhcpLease lease = Request();
+  ASSERT_TRUE(Ok("ip -n " + server_ns_ + " link set dhs0 down"));  // no carrier on dhc0 now
+  try {
+    InClient([&] { ReleaseDhcpLease("dhc0", lease); });
+    FAIL() << "a release reported sent on a link without carrier";
+  } catch (const InjectError& e) {
+    EXPECT_TRUE(Contains(e.what(), "DHCP release on dhc0: sending to 192.0.2.1: the link has no carrier")) << e.what();
+    EXPECT_TRUE(Contains(e.what(), "the server keeps the lease until it expires")) << e.what();
+  }
+  EXPECT_FALSE(ClientIsUp()) << "the link was left up";
+  EXPECT_TRUE(Contains(Leases(), "192.0.2.50")) << Leases();
 }
 
 TEST_F(DnsmasqTest, NoServerFailsAfterTheTimeoutNamingTheInterface) {

@@ -58,7 +58,8 @@ class DraServiceTest : public ::testing::Test {
     claims_["one"] = Claim("one", {"pci-0101-00-00-0"});
     claims_["two"] = Claim("two", {"pci-0101-00-00-0", "pci-0102-00-00-0"});
     inventory_ = std::make_shared<const std::vector<inventory::Device>>(
-        std::vector<inventory::Device>{IbDevice(0), IbDevice(1), IbDevice(2)});
+        std::vector<inventory::Device>{IbDevice(0), IbDevice(1), IbDevice(2), NetDevice("gpu0rdma0", 0),
+                                       NetDevice("gpu1rdma0", 1)});
   }
 
   std::unique_ptr<DraService> Make() {
@@ -97,6 +98,18 @@ class DraServiceTest : public ::testing::Test {
       events_.push_back(c.name + " " + reason + " " + message);
     };
     deps.netdevs = netdevs_;
+    // The host as the netdev devices of the inventory have it.
+    deps.host.read_network = [] {
+      inventory::NetlinkFacts facts;
+      for (int n : {0, 1}) {
+        inventory::LinkFacts link;
+        link.ifindex = 10 + n;
+        link.name = "gpu" + std::to_string(n) + "rdma0";
+        link.mac = "02:00:00:00:00:0" + std::to_string(n);
+        facts.links.push_back(link);
+      }
+      return facts;
+    };
     return std::make_unique<DraService>(options, std::move(deps), log_);
   }
 
@@ -317,6 +330,97 @@ TEST_F(DraServiceTest, ClaimsThatFoundNoFreeWorkerFailAtTheirDeadline) {
 
 TEST_F(DraServiceTest, MissingDependenciesAreRejected) {
   EXPECT_THROW(DraService({}, {}, log_), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dranet::kubelet
+
+namespace dranet::kubelet {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace testing;
+
+// Two claims allocated the same netdev (two allocations prepared before
+// either pod starts): the second is refused, naming the first, until the
+// first is unprepared; an RDMA-only device may be in both.
+TEST_F(DraServiceTest, ANetdevHeldByAPreparedClaimIsNotPreparedForAnother) {
+  claims_["a"] = Claim("a", {"pci-0000-80-00-0", "pci-0101-00-00-0"}, {"pod-a"});
+  claims_["b"] = Claim("b", {"pci-0000-80-00-0"}, {"pod-b"});
+  claims_["c"] = Claim("c", {"pci-0101-00-00-0", "pci-0000-81-00-0"}, {"pod-c"});
+  auto service = Make();
+  EXPECT_EQ(service->Prepare({Req("a")}).at("uid-a").error, "");
+  auto answers = service->Prepare({Req("b"), Req("c")});
+  EXPECT_THAT(answers.at("uid-b").error, HasSubstr("device pci-0000-80-00-0 is a netdev that claim ml/a (uid uid-a) holds"));
+  EXPECT_EQ(answers.at("uid-c").error, "");
+  EXPECT_FALSE(store_.Get("uid-b"));
+  // Retried (kubelet does): still refused; the holder's answer is unchanged.
+  EXPECT_THAT(service->Prepare({Req("b")}).at("uid-b").error, HasSubstr("holds already"));
+  EXPECT_EQ(service->Prepare({Req("a")}).at("uid-a").error, "");
+  service->Unprepare({Req("a")});
+  EXPECT_EQ(service->Prepare({Req("b")}).at("uid-b").error, "");
+}
+
+// Both in one call, and a holder that is only in the checkpoint (a restart).
+TEST_F(DraServiceTest, ANetdevIsPreparedForOneOfTwoClaimsInOneCallAndAfterARestart) {
+  claims_["a"] = Claim("a", {"pci-0000-80-00-0"}, {"pod-a"});
+  claims_["b"] = Claim("b", {"pci-0000-80-00-0"}, {"pod-b"});
+  {
+    auto service = Make();
+    auto answers = service->Prepare({Req("a"), Req("b")});
+    const int failed = !answers.at("uid-a").error.empty() + !answers.at("uid-b").error.empty();
+    EXPECT_EQ(failed, 1);
+    service->Unprepare({Req("b")});  // whichever lost: nothing to unprepare, and the winner keeps it
+  }
+  const std::string holder = store_.Get("uid-a") ? "a" : "b";
+  const std::string other = holder == "a" ? "b" : "a";
+  auto restarted = Make();
+  if (holder == "b") {
+    restarted->Unprepare({Req("b")});
+    ASSERT_EQ(restarted->Prepare({Req("a")}).at("uid-a").error, "");
+  }
+  EXPECT_THAT(restarted->Prepare({Req("b")}).at("uid-b").error, HasSubstr("claim ml/a"));
+}
+
+TEST_F(DraServiceTest, AdminAccessToANetdevIsRefusedAndMovesNothing) {
+  claims_["admin"] = Claim("admin", {"pci-0000-80-00-0"}, {"pod-m"});
+  claims_["admin"].results[0].admin_access = true;
+  auto service = Make();
+  EXPECT_THAT(service->Prepare({Req("admin")}).at("uid-admin").error,
+              HasSubstr("adminAccess is not supported for a netdev device"));
+  EXPECT_FALSE(store_.Get("uid-admin"));
+  // An RDMA-only device is served with adminAccess.
+  claims_["admin-ib"] = Claim("admin-ib", {"pci-0101-00-00-0"}, {"pod-m"});
+  claims_["admin-ib"].results[0].admin_access = true;
+  EXPECT_EQ(service->Prepare({Req("admin-ib")}).at("uid-admin-ib").error, "");
+}
+
+// The allocation was rewritten under the same UID (another device, another
+// pod): the stored plan would hand pod B the old device; refused instead.
+TEST_F(DraServiceTest, AClaimWhoseAllocationChangedIsNotAnsweredFromItsStoredPlan) {
+  claims_["a"] = Claim("a", {"pci-0000-80-00-0"}, {"pod-a"});
+  auto service = Make();
+  ASSERT_EQ(service->Prepare({Req("a")}).at("uid-a").error, "");
+  claims_["a"].results[0].device = "pci-0000-81-00-0";
+  claims_["a"].reserved_for = {{"", "pods", "pod-b", "pod-b"}};
+  const auto answer = service->Prepare({Req("a")}).at("uid-a");
+  EXPECT_THAT(answer.error, HasSubstr("allocation changed since it was prepared (prepared: pci-0000-80-00-0; "
+                                      "allocated now: pci-0000-81-00-0)"));
+  EXPECT_TRUE(answer.devices.empty());
+  EXPECT_EQ(store_.Get("uid-a")->pod_uids, std::vector<std::string>{"pod-a"});  // the stored plan unchanged
+}
+
+// A first prepare with two pods is refused for a netdev claim; so is a
+// later one that finds the claim reserved for two pods now.
+TEST_F(DraServiceTest, ANetdevClaimReservedForASecondPodIsRefusedAtRePrepareToo) {
+  claims_["a"] = Claim("a", {"pci-0000-80-00-0"}, {"pod-a", "pod-b"});
+  auto service = Make();
+  EXPECT_THAT(service->Prepare({Req("a")}).at("uid-a").error, HasSubstr("driver only supports one pod per claim, got 2"));
+  claims_["a"].reserved_for.pop_back();
+  ASSERT_EQ(service->Prepare({Req("a")}).at("uid-a").error, "");
+  claims_["a"].reserved_for.push_back({"", "pods", "pod-b", "pod-b"});
+  EXPECT_THAT(service->Prepare({Req("a")}).at("uid-a").error, HasSubstr("driver only supports one pod per claim, got 2"));
+  EXPECT_EQ(store_.Get("uid-a")->pod_uids, std::vector<std::string>{"pod-a"});
 }
 
 }  // namespace

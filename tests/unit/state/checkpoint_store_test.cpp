@@ -273,6 +273,22 @@ TEST_F(CheckpointStoreTest, LeftoverTempFilesAreIgnoredAndRemoved) {
   EXPECT_FALSE(std::filesystem::exists(Temp(LegacyFile())));
 }
 
+// A <uid>.json.tmp symlink planted in the claims directory after the load
+// is replaced, not written through: the file it points to keeps its content
+// and the claim file is a regular file.
+TEST_F(CheckpointStoreTest, ASymlinkPlantedAtAClaimsTempFileIsNotFollowed) {
+  const auto victim = dir_.path() / "victim";
+  WriteFile(victim, "victim content");
+  CheckpointStore store(Options(), log_);
+  std::filesystem::create_directories(ClaimFile("a").parent_path());
+  std::filesystem::create_symlink(victim, Temp(ClaimFile("a")));
+  store.Put({SamplePlan("a")});
+  EXPECT_EQ(ReadFile(victim), "victim content");
+  EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::symlink_status(ClaimFile("a"))));
+  EXPECT_EQ(ReadFile(ClaimFile("a")), CheckpointJson({SamplePlan("a")}, "boot-1"));
+  EXPECT_EQ(ClaimDirectory(), std::vector<std::string>{"a.json"});
+}
+
 TEST_F(CheckpointStoreTest, WhatCannotBeRemovedOrNamedDoesNotStopTheLoad) {
   {
     CheckpointStore store(Options(), log_);
