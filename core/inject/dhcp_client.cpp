@@ -197,7 +197,8 @@ bool SendFrame(const PacketSocket& s, const std::vector<uint8_t>& datagram, cons
 // driver has it, and bringing the link down at once does not drop it from a queue. Such frames
 // skip packet taps (tcpdump on the host does not show them). "" when sent, else why not.
 std::string SendOnceRunning(const PacketSocket& s, const std::vector<uint8_t>& datagram,
-                            const std::array<uint8_t, 6>& mac, std::chrono::milliseconds limit) {
+                            const std::array<uint8_t, 6>& mac, std::chrono::milliseconds limit,
+                            std::stop_token stop) {
   const int one = 1;
   if (::setsockopt(s.fd.get(), SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one) != 0) {
     return std::string("bypassing the qdisc: ") + std::strerror(errno);
@@ -208,6 +209,7 @@ std::string SendOnceRunning(const PacketSocket& s, const std::vector<uint8_t>& d
     if (std::chrono::steady_clock::now() >= give_up) {
       return "the link has no carrier (frames refused for " + std::to_string(limit.count()) + " ms)";
     }
+    if (stop.stop_requested()) return "stopped: the unprepare's deadline passed while the link had no carrier";
     std::this_thread::sleep_for(kCarrierPollInterval);
   }
   return "";
@@ -599,8 +601,10 @@ DhcpLease RequestDhcpLease(const std::string& if_name, std::chrono::milliseconds
   }
 }
 
-void ReleaseDhcpLease(const std::string& if_name, const DhcpLease& lease) {
+void ReleaseDhcpLease(const std::string& if_name, const DhcpLease& lease, std::stop_token stop) {
   const std::string context = "DHCP release on " + if_name;
+  if (stop.stop_requested())
+    throw InjectError(context + ": not sent: the unprepare's deadline passed; the server keeps the lease until it expires");
   const auto payload = BuildDhcpRelease(if_name, lease, RandomXid());
   std::array<uint8_t, 6> server_mac = kBroadcastMac;
   if (!lease.server_mac.empty()) {
@@ -613,7 +617,7 @@ void ReleaseDhcpLease(const std::string& if_name, const DhcpLease& lease) {
                                           *ParseIpv4(lease.server_id), payload);
   // At unprepare the netdev is back on the host in its recorded state, often down.
   LinkUpForExchange link(s, if_name, context);
-  const std::string failure = SendOnceRunning(s, datagram, server_mac, kReleaseCarrierWait);
+  const std::string failure = SendOnceRunning(s, datagram, server_mac, kReleaseCarrierWait, stop);
   const std::string restore_failure = link.PutBackDown();
   if (!failure.empty()) {
     throw InjectError(WithRestoreFailure(context + ": sending to " + lease.server_id + ": " + failure +

@@ -88,8 +88,9 @@ DhcpLease RequestDhcpLease(const std::string& if_name, std::chrono::milliseconds
 // effort: nothing answers a RELEASE. Throws InjectError naming the interface
 // when it cannot be sent (no such interface, a lease field that does not
 // parse, no carrier within 5 s, a socket error) or the link could not be put
-// back down.
-void ReleaseDhcpLease(const std::string& if_name, const DhcpLease& lease);
+// back down. The wait for carrier ends early once `stop` is requested (the
+// unprepare's deadline), and nothing is sent after that.
+void ReleaseDhcpLease(const std::string& if_name, const DhcpLease& lease, std::stop_token stop = {});
 
 // ---- Wire format: pure functions, exposed for unit tests and the fuzzer ----
 

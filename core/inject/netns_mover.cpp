@@ -134,8 +134,8 @@ void AddRoutes(nl_sock* sock, int ifindex, std::vector<Route> routes, const std:
     // already there (the kernel's prefix route, a second apply) is fine.
     if (const int err = rtnl_route_add(sock, route.get(), NLM_F_EXCL); err < 0 && err != -NLE_EXIST) {
       throw InjectError("adding route " + r.destination + " via " + (r.gateway.empty() ? "link" : r.gateway) +
-                        (r.table != 0 ? " table " + std::to_string(r.table) : "") + " on " + ifname + ": " +
-                        NlError(err));
+                        (r.table != 0 ? " table " + std::to_string(static_cast<std::uint32_t>(r.table)) : "") +
+                        " on " + ifname + ": " + NlError(err));
     }
   }
 }
@@ -162,8 +162,8 @@ void AddRules(nl_sock* sock, const std::vector<Rule>& rules, const std::string& 
     // NLM_F_EXCL: the kernel would otherwise add a duplicate rule.
     if (const int err = rtnl_rule_add(sock, rule.get(), NLM_F_EXCL); err < 0 && err != -NLE_EXIST) {
       throw InjectError("adding rule from " + (r.source.empty() ? "all" : r.source) + " to " +
-                        (r.destination.empty() ? "all" : r.destination) + " lookup " + std::to_string(r.table) +
-                        " for " + ifname + ": " + NlError(err));
+                        (r.destination.empty() ? "all" : r.destination) + " lookup " +
+                        std::to_string(static_cast<std::uint32_t>(r.table)) + " for " + ifname + ": " + NlError(err));
     }
   }
 }

@@ -122,6 +122,7 @@ void ParseLink(nl_msg* message, std::vector<LinkFacts>& links) {
   u32(IFLA_GRO_MAX_SIZE, links.back().gro_max_size);
   u32(kIflaGsoIpv4MaxSize, links.back().gso_ipv4_max_size);
   u32(kIflaGroIpv4MaxSize, links.back().gro_ipv4_max_size);
+  u32(kIflaTsoMaxSize, links.back().tso_max_size);
   // The kernel sends IFLA_PERM_ADDRESS only when the hardware has one.
   if (const nlattr* perm = attrs[IFLA_PERM_ADDRESS]; perm != nullptr && nla_len(perm) > 0) {
     nl_addr* address = nl_addr_build(AF_LLC, nla_data(perm), static_cast<std::size_t>(nla_len(perm)));

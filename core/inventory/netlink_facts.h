@@ -24,6 +24,13 @@ namespace dranet::inventory {
 // the build host's uapi headers may be, so spelled out with the kernel's values.
 inline constexpr int kIflaGsoIpv4MaxSize = 63;
 inline constexpr int kIflaGroIpv4MaxSize = 64;
+// IFLA_TSO_MAX_SIZE (Linux 5.19), likewise.
+inline constexpr int kIflaTsoMaxSize = 59;
+// GRO_MAX_SIZE of Linux 5.19 and later (8 * 65535, include/linux/netdevice.h):
+// the largest IFLA_GRO_MAX_SIZE / IFLA_GRO_IPV4_MAX_SIZE the kernel takes
+// ("too big gro_max_size"). The kernels that report IFLA_TSO_MAX_SIZE are
+// those kernels.
+inline constexpr uint32_t kKernelGroMaxSize = 8 * 65535;
 
 struct LinkFacts {
   int ifindex = 0;
@@ -53,6 +60,11 @@ struct LinkFacts {
   // whatever MAC was set since. Empty when the kernel reports none: virtual
   // links (veth, dummy) with a random address, older kernels, snapshots.
   std::string permanent_mac = {};
+  // IFLA_TSO_MAX_SIZE (Linux 5.19+): the largest GSO packet the device takes,
+  // the kernel's bound on IFLA_GSO_MAX_SIZE and IFLA_GSO_IPV4_MAX_SIZE ("too
+  // big gso_max_size"). 0 when the kernel does not say (older kernels,
+  // snapshots).
+  uint32_t tso_max_size = 0;
 };
 
 // One next hop of a route. A plain route has one; a multipath (ECMP) route

@@ -1,6 +1,8 @@
 // core/kube/resource_api.cpp — see resource_api.h.
 #include "kube/resource_api.h"
 
+#include <utility>
+
 #include "kube/json_fields.h"
 
 namespace dranet::kube {
@@ -62,7 +64,8 @@ std::optional<ResourceApiVersion> NewestSpokenVersion(const rapidjson::Value& ap
   return std::nullopt;
 }
 
-ResourceApi::ResourceApi(ApiClient& client, Logger& log) : client_(&client), log_(&log) {}
+ResourceApi::ResourceApi(ApiClient& client, Logger& log, ResourceApiOptions options)
+    : client_(&client), log_(&log), options_(std::move(options)) {}
 
 ResourceApi::ResourceApi(ResourceApiVersion version) : version_(version) {}
 
@@ -93,6 +96,7 @@ ResourceApiVersion ResourceApi::Version(std::stop_token stop) {
     std::lock_guard lock(mu_);
     version_ = version;
     before = previous_;
+    discovered_at_ = Now();
   }
   const std::string served = Join(ServedVersions(group));
   if (!before) {
@@ -114,10 +118,30 @@ std::optional<ResourceApiVersion> ResourceApi::Known() const {
 void ResourceApi::Rediscover(ResourceApiVersion failed) {
   if (pinned()) return;
   std::lock_guard lock(mu_);
+  ForgetLocked(failed);
+}
+
+void ResourceApi::RediscoverAfterObjectNotFound(ResourceApiVersion failed, const ApiError& not_found) {
+  if (pinned()) return;
+  std::lock_guard lock(mu_);
+  // The API server answers a missing object with a NotFound Status; a path it does not route
+  // (a version it does not serve) gets its mux's plain "404 page not found", no reason.
+  const bool object_missing = not_found.reason() == "NotFound";
+  if (object_missing && Now() - discovered_at_ < options_.min_object_rediscovery_interval) return;
+  ForgetLocked(failed);
+}
+
+void ResourceApi::ForgetLocked(ResourceApiVersion failed) {
+  // Another caller already forgot it (its discovery is shared through discovery_mu_), or has
+  // moved on to another version.
   if (version_ != failed) return;
   log_->Verbose(1, "a " + GroupVersion(failed) + " collection or object was not found; asking which versions are served");
   previous_ = version_;
   version_.reset();
+}
+
+std::chrono::steady_clock::time_point ResourceApi::Now() const {
+  return options_.now ? options_.now() : std::chrono::steady_clock::now();
 }
 
 ResourceApiVersion ResourceApi::Of(ResourceApi* api, std::stop_token stop) {

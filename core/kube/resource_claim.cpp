@@ -120,9 +120,10 @@ ResourceClaim ResourceClaimReader::Get(const std::string& namespace_name, const 
     } catch (const ApiError& error) {
       if (!error.IsNotFound()) throw;
       // Not found: the claim is gone, or the version is no longer served (a control-plane
-      // upgrade). Once, ask which version is served; if it changed, read the claim there.
+      // upgrade). Once, ask which version is served (at most once per interval while the
+      // answer looks like a missing claim); if it changed, read the claim there.
       if (!asked_again && options_.resource_api != nullptr && !options_.resource_api->pinned()) {
-        options_.resource_api->Rediscover(version);
+        options_.resource_api->RediscoverAfterObjectNotFound(version, error);
         const ResourceApiVersion now = options_.resource_api->Version(stop);
         if (now != version) {
           version = now;

@@ -14,8 +14,11 @@
 //
 // Claims are read in the resource.k8s.io version `resource_api` says (v1 without one); the
 // fields read here have the same JSON in v1, v1beta2 and v1beta1. A claim not found makes the
-// reader ask once which version is served, and read it there if that changed (an upgrade
-// that switched the version off); a 404 of the watch's list makes the next list ask.
+// reader ask which version is served, and read it there if that changed (an upgrade that
+// switched the version off); as claims that are gone are routine, that asking is limited to
+// once per ResourceApi's min_object_rediscovery_interval unless the 404 says the path itself
+// is not served (ResourceApi::RediscoverAfterObjectNotFound). A 404 of the watch's list makes
+// the next list ask.
 //
 // Thread-safety: Get() may be called concurrently (prepare calls run in parallel).
 #include <cstdint>

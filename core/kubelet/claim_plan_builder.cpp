@@ -1,10 +1,14 @@
 #include "kubelet/claim_plan_builder.h"
 
+#include <arpa/inet.h>
+#include <linux/rtnetlink.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -178,21 +182,39 @@ void ApplyNetdevConfig(const NetworkConfig& config, const inventory::Device& dev
     }
     was.mac = netdev.host_state.mac;
   }
+  // The kernel takes GSO sizes up to the device's tso_max_size and GRO sizes
+  // up to its GRO_MAX_SIZE ("too big gso_max_size"); both are known where
+  // the kernel reports tso_max_size (5.19+). Above them the pod would fail.
+  const uint32_t tso_max_size = link != nullptr ? link->tso_max_size : 0;
+  std::vector<std::string> too_big;
   auto size = [&](const std::optional<int32_t>& wanted, std::optional<uint32_t>& into, std::optional<uint32_t>& host_value,
-                  uint32_t now, const char* field) {
+                  uint32_t now, const char* field, bool gso) {
     if (!wanted) return;
     if (link != nullptr && now == 0)
       throw PrepareError(where + ": config sets interface." + field + " but the kernel does not report it for " +
                          device.if_name + " (too old for it)");
     into = static_cast<uint32_t>(*wanted);
     if (now != 0) host_value = now;
+    if (tso_max_size == 0) return;
+    const uint32_t limit = gso ? tso_max_size : inventory::kKernelGroMaxSize;
+    if (*into > limit)
+      too_big.push_back("config sets interface." + std::string(field) + " " + std::to_string(*into) + " but " +
+                        (gso ? "netdev " + device.if_name + " takes at most " + std::to_string(limit) +
+                                   " (its tso_max_size)"
+                             : "the kernel takes at most " + std::to_string(limit) + " for netdev " + device.if_name +
+                                   " (GRO_MAX_SIZE)"));
   };
-  size(i.gso_max_size, pod.gso_max_size, was.gso_max_size, link ? link->gso_max_size : 0, "gsoMaxSize");
-  size(i.gro_max_size, pod.gro_max_size, was.gro_max_size, link ? link->gro_max_size : 0, "groMaxSize");
+  size(i.gso_max_size, pod.gso_max_size, was.gso_max_size, link ? link->gso_max_size : 0, "gsoMaxSize", true);
+  size(i.gro_max_size, pod.gro_max_size, was.gro_max_size, link ? link->gro_max_size : 0, "groMaxSize", false);
   size(i.gso_ipv4_max_size, pod.gso_ipv4_max_size, was.gso_ipv4_max_size, link ? link->gso_ipv4_max_size : 0,
-       "gsoIPv4MaxSize");
+       "gsoIPv4MaxSize", true);
   size(i.gro_ipv4_max_size, pod.gro_ipv4_max_size, was.gro_ipv4_max_size, link ? link->gro_ipv4_max_size : 0,
-       "groIPv4MaxSize");
+       "groIPv4MaxSize", false);
+  if (!too_big.empty()) {
+    std::string all;
+    for (const auto& problem : too_big) all += (all.empty() ? "" : "; ") + problem;
+    throw PrepareError(where + ": " + all);
+  }
   pod.arp_ignore = i.arp_ignore;
   pod.arp_announce = i.arp_announce;
   pod.forwarding = i.forwarding;
@@ -225,11 +247,11 @@ void RecordHostSysctls(const HostAccess& host, const std::string& if_name, injec
 
 // A DHCP lease for the netdev (interface.dhcp), recorded for release.
 void LeaseAddress(const HostAccess& host, inject::NetdevPlan& netdev, std::vector<inject::Route>& own_routes,
-                  const std::string& where) {
+                  const std::string& where, std::stop_token stop) {
   if (!host.request_dhcp) throw PrepareError(where + ": config sets interface.dhcp but this node has no DHCP client");
   inject::DhcpLease lease;
   try {
-    lease = host.request_dhcp(netdev.host_if_name);
+    lease = host.request_dhcp(netdev.host_if_name, stop);
   } catch (const std::exception& e) {
     throw PrepareError(where + ": DHCP: " + e.what());
   }
@@ -256,6 +278,109 @@ std::vector<inject::Route> WithoutForeignSources(std::vector<inject::Route> rout
   return routes;
 }
 
+// An IP address or prefix as bytes: spellings compared by value
+// ("2001:DB8::1" is "2001:db8::1"), prefixes tested for what they hold.
+struct IpPrefix {
+  int family = 0;
+  unsigned char bytes[16] = {};
+  int bits = 0;  // the whole address when no "/len" is given
+};
+
+std::optional<IpPrefix> ParseIpPrefix(const std::string& text) {
+  IpPrefix p;
+  const auto slash = text.find('/');
+  const std::string ip = text.substr(0, slash);
+  if (inet_pton(AF_INET, ip.c_str(), p.bytes) == 1) {
+    p.family = AF_INET;
+    p.bits = 32;
+  } else if (inet_pton(AF_INET6, ip.c_str(), p.bytes) == 1) {
+    p.family = AF_INET6;
+    p.bits = 128;
+  } else {
+    return std::nullopt;
+  }
+  if (slash == std::string::npos) return p;
+  const std::string length = text.substr(slash + 1);
+  if (length.empty() || length.size() > 3 ||
+      !std::all_of(length.begin(), length.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return std::nullopt;
+  const int bits = std::stoi(length);
+  if (bits > p.bits) return std::nullopt;
+  p.bits = bits;
+  return p;
+}
+
+bool SameAddress(const IpPrefix& a, const IpPrefix& b) {
+  return a.family == b.family && std::memcmp(a.bytes, b.bytes, sizeof a.bytes) == 0;
+}
+
+bool PrefixHolds(const IpPrefix& prefix, const IpPrefix& address) {
+  if (prefix.family != address.family) return false;
+  const int whole = prefix.bits / 8, rest = prefix.bits % 8;
+  if (std::memcmp(prefix.bytes, address.bytes, static_cast<std::size_t>(whole)) != 0) return false;
+  const auto mask = static_cast<unsigned char>(0xff00 >> rest);
+  return rest == 0 || (prefix.bytes[whole] & mask) == (address.bytes[whole] & mask);
+}
+
+// Plans say 0 for main; the kernel's table ids are unsigned (up to 4294967295).
+uint32_t KernelTable(int32_t table) { return table == 0 ? RT_TABLE_MAIN : static_cast<uint32_t>(table); }
+
+std::string RouteLabel(const inject::Route& route) {
+  std::string label = "route " + route.destination;
+  if (!route.gateway.empty()) label += " via " + route.gateway;
+  if (!route.source.empty()) label += " src " + route.source;
+  if (KernelTable(route.table) != RT_TABLE_MAIN) label += " table " + std::to_string(KernelTable(route.table));
+  return label;
+}
+
+// What of `netdev`'s final routes the pod hook could not add, one sentence
+// per route. The kernel refuses a gateway that neither a prefix of the
+// pod's addresses on the netdev nor an on-link route (no gateway, or scope
+// link) of the netdev reaches, looking in the route's own table and then in
+// main (fib_check_nh_v4_gw, ip6_route_check_nh: ENETUNREACH, "Nexthop has
+// invalid gateway"); an IPv6 link-local gateway needs only the link. A
+// preferred source must be one of the pod's addresses on the netdev (the
+// kernel takes any address of the namespace, but the pod's others are not
+// known at prepare). The host's routes never fail the source rule:
+// WithoutForeignSources dropped their sources the pod does not have, so
+// those named here came from a cloud plugin or the claim.
+std::vector<std::string> RouteProblems(const inject::NetdevPlan& netdev) {
+  std::vector<IpPrefix> addresses;
+  for (const auto& cidr : netdev.addresses)
+    if (const auto address = ParseIpPrefix(cidr)) addresses.push_back(*address);
+  const std::string addresses_text = netdev.addresses.empty() ? "none" : Join(netdev.addresses);
+  std::vector<std::string> problems;
+  for (const auto& route : netdev.routes) {
+    if (!route.source.empty()) {
+      const auto source = ParseIpPrefix(route.source);
+      if (!source || std::none_of(addresses.begin(), addresses.end(),
+                                  [&](const IpPrefix& address) { return SameAddress(address, *source); }))
+        problems.push_back(RouteLabel(route) + ": the source " + route.source +
+                           " is not one of the pod's addresses on " + netdev.pod_if_name + " (" + addresses_text +
+                           "); use one of them or leave source out");
+    }
+    if (route.gateway.empty()) continue;
+    const auto gateway = ParseIpPrefix(route.gateway);
+    if (!gateway || gateway->bits != (gateway->family == AF_INET ? 32 : 128)) continue;  // validated where it came from
+    if (gateway->family == AF_INET6 && gateway->bytes[0] == 0xfe && (gateway->bytes[1] & 0xc0) == 0x80) continue;
+    const bool by_address = std::any_of(addresses.begin(), addresses.end(),
+                                        [&](const IpPrefix& address) { return PrefixHolds(address, *gateway); });
+    const bool by_route = std::any_of(netdev.routes.begin(), netdev.routes.end(), [&](const inject::Route& other) {
+      if (&other == &route || !(other.gateway.empty() || other.scope >= RT_SCOPE_LINK)) return false;
+      const uint32_t table = KernelTable(other.table);
+      if (table != KernelTable(route.table) && table != RT_TABLE_MAIN) return false;
+      const auto destination = ParseIpPrefix(other.destination);
+      return destination && PrefixHolds(*destination, *gateway);
+    });
+    if (!by_address && !by_route)
+      problems.push_back(RouteLabel(route) + ": the gateway is not reachable from the pod's addresses (" +
+                         addresses_text + ") or on-link routes of " + netdev.pod_if_name +
+                         "; give the pod an address in the gateway's subnet, or a route to the gateway with scope "
+                         "253 (link)");
+  }
+  return problems;
+}
+
 // The identifiers a profile provider matches a device by.
 ProfileDevice ProfileDeviceOf(const inventory::Device& device) {
   ProfileDevice id{device.name, "", device.pci_address, &device};
@@ -269,7 +394,7 @@ ProfileDevice ProfileDeviceOf(const inventory::Device& device) {
 // top of the config (it wins).
 MergedNetworkConfig ResolveProfile(MergedNetworkConfig merged, const inventory::Device& device,
                                    const kube::ResourceClaim& claim, const HostAccess& host,
-                                   inject::ClaimPlan& plan, const std::string& where) {
+                                   inject::ClaimPlan& plan, const std::string& where, std::stop_token stop) {
   const std::string& profile = merged.config.profile;
   if (!host.profiles)
     throw PrepareError(where + ": config sets profile \"" + profile +
@@ -277,7 +402,7 @@ MergedNetworkConfig ResolveProfile(MergedNetworkConfig merged, const inventory::
   const ProfileDevice id = ProfileDeviceOf(device);
   std::string answer;
   try {
-    answer = host.profiles->GetProfileConfig(id, claim.uid, merged.json);
+    answer = host.profiles->GetProfileConfig(id, claim.uid, merged.json, stop);
   } catch (const std::exception& e) {
     throw PrepareError(where + ": profile \"" + profile + "\": " + e.what());
   }
@@ -327,16 +452,16 @@ std::vector<std::string> ReservedPods(const kube::ResourceClaim& claim) {
 namespace {
 void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
                    const std::vector<inventory::Device>& inventory, const PlanBuilderOptions& options,
-                   const InjectFunction& inject, const HostAccess& host);
+                   const InjectFunction& inject, const HostAccess& host, std::stop_token stop);
 }  // namespace
 
 inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
                                  const std::vector<inventory::Device>& inventory,
                                  const PlanBuilderOptions& options, const InjectFunction& inject,
-                                 const HostAccess& host) {
+                                 const HostAccess& host, std::stop_token stop) {
   inject::ClaimPlan plan;
   try {
-    BuildPlanInto(plan, claim, inventory, options, inject, host);
+    BuildPlanInto(plan, claim, inventory, options, inject, host, stop);
   } catch (...) {
     ReleaseClaimResources(plan, host);
     throw;
@@ -344,18 +469,20 @@ inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
   return plan;
 }
 
-std::vector<std::string> ReleaseClaimResources(const inject::ClaimPlan& plan, const HostAccess& host) {
+std::vector<std::string> ReleaseClaimResources(const inject::ClaimPlan& plan, const HostAccess& host,
+                                               std::stop_token stop) {
   std::vector<std::string> failures;
   for (const auto& netdev : plan.netdevs) {
     if (!netdev.dhcp_lease) continue;
     try {
+      if (stop.stop_requested()) throw std::runtime_error("not tried: the deadline passed");
       if (!host.release_dhcp) throw std::runtime_error("this node has no DHCP client");
       inject::DhcpLease lease;
       lease.address = netdev.dhcp_lease->address;
       lease.server_id = netdev.dhcp_lease->server_id;
       lease.server_mac = netdev.dhcp_lease->server_mac;
       lease.client_mac = netdev.dhcp_lease->client_mac;
-      host.release_dhcp(netdev.host_if_name, lease);
+      host.release_dhcp(netdev.host_if_name, lease, stop);
     } catch (const std::exception& e) {
       failures.push_back("releasing DHCP lease " + netdev.dhcp_lease->address + " of " + netdev.host_if_name + ": " +
                          e.what());
@@ -364,8 +491,9 @@ std::vector<std::string> ReleaseClaimResources(const inject::ClaimPlan& plan, co
   for (const auto& record : plan.profiles) {
     try {
       if (!host.profiles) throw std::runtime_error("no profile provider is configured any more");
+      if (stop.stop_requested()) throw std::runtime_error("not tried: the deadline passed");
       host.profiles->ReleaseProfileConfig({record.device, record.mac_address, record.pci_address}, plan.claim_uid,
-                                          record.config_json);
+                                          record.config_json, stop);
     } catch (const std::exception& e) {
       failures.push_back("releasing profile \"" + record.profile + "\" of " + record.device + ": " + e.what());
     }
@@ -377,7 +505,7 @@ namespace {
 
 void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
                    const std::vector<inventory::Device>& inventory, const PlanBuilderOptions& options,
-                   const InjectFunction& inject, const HostAccess& host) {
+                   const InjectFunction& inject, const HostAccess& host, std::stop_token stop) {
   const std::string who = ClaimName(claim);
   if (!claim.allocated) throw PrepareError(who + " is not allocated (status.allocation is empty)");
   plan.claim_uid = claim.uid;
@@ -405,6 +533,11 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
                          "\") is not in the inventory of node " + options.pool_name +
                          "; it may have disappeared since allocation — delete the pod to reallocate");
     const inventory::Device& device = *it->second;
+    // Past the call's deadline the kubelet has given up on the answer: no
+    // device is started (what was obtained so far is released by the caller).
+    if (stop.stop_requested())
+      throw PrepareError(who + ": the prepare deadline passed before device " + device.name +
+                         " was prepared; kubelet retries the claim");
     if (std::any_of(plan.devices.begin(), plan.devices.end(),
                     [&](const inject::AllocatedDevice& d) { return d.device == device.name; }))
       continue;  // one device allocated twice (shared); prepared once
@@ -414,7 +547,7 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
     const std::string where = who + ": device " + device.name;
     auto merged = ConfigFor(claim, result, options.driver_name);
     if (merged && !merged->config.profile.empty())
-      merged = ResolveProfile(std::move(*merged), device, claim, host, plan, where);
+      merged = ResolveProfile(std::move(*merged), device, claim, host, plan, where, stop);
     const NetworkConfig* config = merged ? &merged->config : nullptr;
 
     if (device.if_name.empty()) {
@@ -456,7 +589,7 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
       if (config && !config->interface.addresses.empty()) {
         netdev.addresses = config->interface.addresses;
       } else if (config && config->interface.dhcp.value_or(false)) {
-        LeaseAddress(host, netdev, own.routes, where);
+        LeaseAddress(host, netdev, own.routes, where, stop);
       } else {
         for (int family : {AF_INET, AF_INET6})
           for (auto& a : inventory::GlobalUnicastAddresses(netdev.host_state.addresses, family))
@@ -540,6 +673,13 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
     for (auto& route : netdev.routes) route.table = static_cast<int32_t>(netdev.vrf_table);
     netdev.rules.clear();
   }
+  // The routes are final now: what the kernel would refuse in the pod is
+  // refused here, every route named.
+  std::string route_problems;
+  for (const auto& netdev : plan.netdevs)
+    for (const auto& problem : RouteProblems(netdev))
+      route_problems += (route_problems.empty() ? "" : "; ") + who + ": device " + netdev.device_name + ": " + problem;
+  if (!route_problems.empty()) throw PrepareError(route_problems);
   std::sort(plan.device_nodes.begin(), plan.device_nodes.end(),
             [](const inject::DeviceNode& a, const inject::DeviceNode& b) { return a.container_path < b.container_path; });
 }

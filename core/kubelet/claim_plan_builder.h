@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <functional>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -56,15 +57,19 @@ struct PlanBuilderOptions {
 // pods. `inventory` is the node's current device list; `inject` and the
 // members of `host` may be empty (no plugins; configs that need the host are
 // refused). A lease or profile obtained before a failure is released before
-// PrepareError is thrown.
+// PrepareError is thrown. `stop` is the call's deadline: DHCP and profile
+// calls give up when it is requested, and no device is started after it.
 inject::ClaimPlan BuildClaimPlan(const kube::ResourceClaim& claim,
                                  const std::vector<inventory::Device>& inventory,
                                  const PlanBuilderOptions& options, const InjectFunction& inject,
-                                 const HostAccess& host);
+                                 const HostAccess& host, std::stop_token stop = {});
 
 // Gives back what prepare obtained for `plan` outside the node: DHCP leases
 // and resolved profiles. Best effort: returns one message per failure.
-std::vector<std::string> ReleaseClaimResources(const inject::ClaimPlan& plan, const HostAccess& host);
+// Once `stop` is requested the releases still to come are not tried (each
+// is reported), and one under way gives up.
+std::vector<std::string> ReleaseClaimResources(const inject::ClaimPlan& plan, const HostAccess& host,
+                                               std::stop_token stop = {});
 
 // Why a claim with the netdev `if_name` (published as `device`) cannot be
 // prepared for `pods` pods (more than one: a netdev is in one pod's network

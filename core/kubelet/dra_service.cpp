@@ -106,7 +106,7 @@ DraService::Outcome DraService::PrepareOne(const ClaimRequest& request, std::sto
       for (const auto& device : *inventory)
         if (device.name == r.device && !device.if_name.empty()) netdev_devices.push_back(device.name);
     out.reserved_netdevs = ReserveNetdevs(request, netdev_devices);
-    inject::ClaimPlan plan = BuildClaimPlan(claim, *inventory, options_.plan, deps_.inject, deps_.host);
+    inject::ClaimPlan plan = BuildClaimPlan(claim, *inventory, options_.plan, deps_.inject, deps_.host, deadline_passed);
     if (!options_.cdi_dir.empty()) plan.cdi_device_ids = inject::WriteCdiSpec(plan, options_.cdi_dir);
     out.answer = AnswerFor(plan);
     out.to_store = std::move(plan);
@@ -153,17 +153,22 @@ void DraService::ReleaseNetdevs(const std::vector<std::string>& devices, const s
       netdev_holders_.erase(it);
 }
 
+struct DraService::Job {
+  ClaimRequest request;
+  std::promise<PrepareAnswer> promise;
+  std::chrono::steady_clock::time_point call_start;
+  std::mutex mu;           // guards the members below
+  Outcome outcome;
+  double seconds = 0;      // its prepare, before the state is saved
+  bool finished = false;   // PrepareOne returned
+  bool abandoned = false;  // the call answered without waiting for it
+};
+
 std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<ClaimRequest>& claims,
                                                         std::chrono::steady_clock::time_point caller_deadline) {
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = std::min(caller_deadline, start + options_.prepare_timeout);
-  struct Owned {
-    ClaimRequest request;
-    std::promise<PrepareAnswer> promise;
-    Outcome outcome;
-    double seconds = 0;  // its prepare, before the state is saved
-  };
-  std::vector<std::unique_ptr<Owned>> owned;
+  std::vector<std::shared_ptr<Job>> owned;
   std::vector<std::pair<std::string, std::shared_future<PrepareAnswer>>> joined;
   {
     std::lock_guard lock(inflight_mu_);
@@ -175,8 +180,9 @@ std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<Claim
         joined.emplace_back(c.uid, it->second);
         continue;
       }
-      auto job = std::make_unique<Owned>();
+      auto job = std::make_shared<Job>();
       job->request = c;
+      job->call_start = start;
       inflight_.emplace(c.uid, job->promise.get_future().share());
       owned.push_back(std::move(job));
     }
@@ -184,60 +190,43 @@ std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<Claim
 
   std::vector<WorkerPool::Task> tasks;
   for (auto& job : owned)
-    tasks.push_back([this, j = job.get()](std::stop_token deadline_passed) {
-      auto started = std::chrono::steady_clock::now();
-      j->outcome = PrepareOne(j->request, deadline_passed);
-      j->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    });
-  pool_.RunBatch(std::move(tasks), deadline);
-
-  std::vector<inject::ClaimPlan> to_store;
-  for (auto& job : owned)
-    if (job->outcome.to_store) to_store.push_back(*job->outcome.to_store);
-  if (!to_store.empty()) {
-    DRANET_FAULT_POINT("prepare-before-persist");
-    try {
-      deps_.prepared->Put(to_store);
-    } catch (const std::exception& e) {
-      for (auto& job : owned) {
-        if (!job->outcome.to_store) continue;
-        job->outcome.answer = {{}, "claim " + Describe(job->request) + ": cannot save the prepared state: " +
-                                       e.what()};
-        job->outcome.result = "failed";
-        ReleaseNetdevs(job->outcome.reserved_netdevs, job->request.uid);
+    tasks.push_back([this, job](std::stop_token deadline_passed) {
+      const auto started = std::chrono::steady_clock::now();
+      Outcome outcome = PrepareOne(job->request, deadline_passed);
+      {
+        std::lock_guard lock(job->mu);
+        job->outcome = std::move(outcome);
+        job->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        job->finished = true;
+        if (!job->abandoned) return;
       }
-    }
-    DRANET_FAULT_POINT("prepare-after-persist");
-  }
+      // Its call answered already: it finishes alone (saved, answered to
+      // any call that joined it, logged).
+      Complete({job});
+    });
+  pool_.RunBatch(std::move(tasks), deadline, kStoppedPrepareGrace);
 
   std::map<std::string, PrepareAnswer> answers;
-  {
-    std::lock_guard lock(inflight_mu_);
-    for (auto& job : owned) {
-      job->promise.set_value(job->outcome.answer);
-      inflight_.erase(job->request.uid);
-    }
-  }
+  std::vector<std::shared_ptr<Job>> finished;
   for (auto& job : owned) {
-    const auto& o = job->outcome;
-    // After the state is saved: a claim whose save failed counts as failed.
-    if (deps_.observer)
-      deps_.observer("prepare", o.answer.error.empty() ? OperationStatus::kSuccess : OperationStatus::kFailed,
-                     job->seconds);
-    if (o.answer.error.empty()) {
-      log_.Info("claim prepared", {{"claim", Describe(job->request)},
-                                   {"uid", job->request.uid},
-                                   {"result", o.result},
-                                   {"devices", o.answer.devices.size()},
-                                   {"latency_ms", MillisSince(start)}});
-    } else {
-      log_.Warning("claim prepare failed", {{"claim", Describe(job->request)},
-                                            {"uid", job->request.uid},
-                                            {"error", o.answer.error}});
-      if (deps_.events) deps_.events(job->request, "ClaimPrepareFailed", o.answer.error);
+    std::lock_guard lock(job->mu);
+    if (job->finished) {
+      finished.push_back(job);
+      continue;
     }
-    answers[job->request.uid] = o.answer;
+    // Still blocked past its stop (a DHCP server, profile provider or API
+    // server that does not let go): the call is answered now; the claim
+    // stays in flight until it ends, so a retry joins it instead of
+    // starting a second prepare.
+    job->abandoned = true;
+    answers[job->request.uid] = {{}, "claim " + Describe(job->request) +
+                                         ": not prepared by the deadline (still waiting for the API server, DHCP "
+                                         "or the profile provider); kubelet retries it"};
+    log_.Warning("claim prepare still running at the deadline; answered as failed",
+                 {{"claim", Describe(job->request)}, {"uid", job->request.uid}});
+    if (deps_.events) deps_.events(job->request, "ClaimPrepareFailed", answers[job->request.uid].error);
   }
+  answers.merge(Complete(finished));
   // A claim another call is preparing: its answer, unless that call is
   // still busy at our deadline (it is bounded by its own).
   for (auto& [uid, future] : joined) {
@@ -251,6 +240,57 @@ std::map<std::string, PrepareAnswer> DraService::Prepare(const std::vector<Claim
     const bool failed = std::any_of(answers.begin(), answers.end(), [](const auto& a) { return !a.second.error.empty(); });
     deps_.observer("PrepareResourceClaims", failed ? OperationStatus::kFailed : OperationStatus::kSuccess,
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return answers;
+}
+
+std::map<std::string, PrepareAnswer> DraService::Complete(const std::vector<std::shared_ptr<Job>>& jobs) {
+  std::vector<inject::ClaimPlan> to_store;
+  for (auto& job : jobs)
+    if (job->outcome.to_store) to_store.push_back(*job->outcome.to_store);
+  if (!to_store.empty()) {
+    DRANET_FAULT_POINT("prepare-before-persist");
+    try {
+      deps_.prepared->Put(to_store);
+    } catch (const std::exception& e) {
+      for (auto& job : jobs) {
+        if (!job->outcome.to_store) continue;
+        job->outcome.answer = {{}, "claim " + Describe(job->request) + ": cannot save the prepared state: " +
+                                       e.what()};
+        job->outcome.result = "failed";
+        ReleaseNetdevs(job->outcome.reserved_netdevs, job->request.uid);
+      }
+    }
+    DRANET_FAULT_POINT("prepare-after-persist");
+  }
+
+  std::map<std::string, PrepareAnswer> answers;
+  {
+    std::lock_guard lock(inflight_mu_);
+    for (auto& job : jobs) {
+      job->promise.set_value(job->outcome.answer);
+      inflight_.erase(job->request.uid);
+    }
+  }
+  for (auto& job : jobs) {
+    const auto& o = job->outcome;
+    // After the state is saved: a claim whose save failed counts as failed.
+    if (deps_.observer)
+      deps_.observer("prepare", o.answer.error.empty() ? OperationStatus::kSuccess : OperationStatus::kFailed,
+                     job->seconds);
+    if (o.answer.error.empty()) {
+      log_.Info("claim prepared", {{"claim", Describe(job->request)},
+                                   {"uid", job->request.uid},
+                                   {"result", o.result},
+                                   {"devices", o.answer.devices.size()},
+                                   {"latency_ms", MillisSince(job->call_start)}});
+    } else {
+      log_.Warning("claim prepare failed", {{"claim", Describe(job->request)},
+                                            {"uid", job->request.uid},
+                                            {"error", o.answer.error}});
+      if (deps_.events && !job->abandoned) deps_.events(job->request, "ClaimPrepareFailed", o.answer.error);
+    }
+    answers[job->request.uid] = o.answer;
   }
   return answers;
 }
@@ -273,21 +313,32 @@ void DraService::ReturnNetdevs(const std::vector<ClaimRequest>& claims) {
   }
 }
 
-void DraService::ReleaseResources(const std::vector<ClaimRequest>& claims) {
+void DraService::ReleaseResources(const std::vector<ClaimRequest>& claims,
+                                  std::chrono::steady_clock::time_point deadline) {
+  // One task per claim on the prepare workers: claims release in parallel,
+  // and none past the deadline (the stop token ends a release under way).
+  std::vector<WorkerPool::Task> tasks;
   for (const auto& claim : claims) {
-    const auto plan = deps_.prepared->Get(claim.uid);
-    if (!plan) continue;
-    // Best effort, as a release nobody answers cannot hold the pod: a DHCP
-    // server or profile provider reclaims what it never hears back about.
-    for (const auto& failure : ReleaseClaimResources(*plan, deps_.host)) {
-      log_.Warning("claim resource not released", {{"claim", Describe(claim)}, {"error", failure}});
-      if (deps_.events) deps_.events(claim, "ClaimReleaseFailed", failure);
-    }
+    auto plan = deps_.prepared->Get(claim.uid);
+    if (!plan || (plan->profiles.empty() && std::none_of(plan->netdevs.begin(), plan->netdevs.end(),
+                                                         [](const auto& n) { return n.dhcp_lease.has_value(); })))
+      continue;
+    tasks.push_back([this, claim, plan = std::move(*plan)](std::stop_token stop) {
+      // Best effort, as a release nobody answers cannot hold the pod: a DHCP
+      // server or profile provider reclaims what it never hears back about.
+      for (const auto& failure : ReleaseClaimResources(plan, deps_.host, stop)) {
+        log_.Warning("claim resource not released", {{"claim", Describe(claim)}, {"error", failure}});
+        if (deps_.events) deps_.events(claim, "ClaimReleaseFailed", failure);
+      }
+    });
   }
+  pool_.RunBatch(std::move(tasks), deadline, kStoppedPrepareGrace);
 }
 
-std::map<std::string, std::string> DraService::Unprepare(const std::vector<ClaimRequest>& claims) {
+std::map<std::string, std::string> DraService::Unprepare(const std::vector<ClaimRequest>& claims,
+                                                         std::chrono::steady_clock::time_point caller_deadline) {
   const auto start = std::chrono::steady_clock::now();
+  const auto deadline = std::min(caller_deadline, start + options_.prepare_timeout);
   // A prepare of the same claim still running finishes first, so that its
   // Put cannot land after this Remove.
   std::vector<std::shared_future<PrepareAnswer>> running;
@@ -298,7 +349,7 @@ std::map<std::string, std::string> DraService::Unprepare(const std::vector<Claim
       if (it != inflight_.end()) running.push_back(it->second);
     }
   }
-  for (auto& f : running) f.wait();
+  for (auto& f : running) f.wait_until(deadline);
 
   std::vector<std::string> uids;
   std::map<std::string, std::string> errors;
@@ -307,7 +358,7 @@ std::map<std::string, std::string> DraService::Unprepare(const std::vector<Claim
     errors[c.uid] = "";
   }
   if (deps_.netdevs) ReturnNetdevs(claims);
-  ReleaseResources(claims);
+  ReleaseResources(claims, deadline);
   DRANET_FAULT_POINT("unprepare-before-persist");
   try {
     deps_.prepared->Remove(uids);

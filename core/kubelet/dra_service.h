@@ -121,8 +121,17 @@ class DraService {
   // Error per claim UID (empty: unprepared). Unknown claims succeed. Netdevs
   // still inside a pod are returned to the host first; a failure there is
   // logged and reported (Event NetworkRestoreFailed) but does not keep the
-  // claim prepared, which would hold the pod in Terminating.
-  std::map<std::string, std::string> Unprepare(const std::vector<ClaimRequest>& claims);
+  // claim prepared, which would hold the pod in Terminating. DHCP leases and
+  // profiles are released by the caller's deadline or prepare_timeout,
+  // whichever comes first: what is not released by then is reported
+  // (Event ClaimReleaseFailed) and left to the server's expiry.
+  std::map<std::string, std::string> Unprepare(
+      const std::vector<ClaimRequest>& claims,
+      std::chrono::steady_clock::time_point caller_deadline = std::chrono::steady_clock::time_point::max());
+
+  // How long a call waits, after its deadline stopped its claims, for those
+  // still running: then it answers without them (they finish on their own).
+  static constexpr std::chrono::milliseconds kStoppedPrepareGrace{1000};
 
   // The answer a stored plan gives (what Prepare returns for it).
   static PrepareAnswer AnswerFor(const inject::ClaimPlan& plan);
@@ -145,20 +154,26 @@ class DraService {
   // PrepareError naming the claim that holds one (nothing taken then).
   std::vector<std::string> ReserveNetdevs(const ClaimRequest& request, const std::vector<std::string>& devices);
   void ReleaseNetdevs(const std::vector<std::string>& devices, const std::string& claim_uid);
+  struct Job;
   Outcome PrepareOne(const ClaimRequest& claim, std::stop_token deadline_passed);
+  // Saves the finished jobs' plans (one write), answers the calls waiting
+  // for them, logs and reports each; returns their answers.
+  std::map<std::string, PrepareAnswer> Complete(const std::vector<std::shared_ptr<Job>>& jobs);
   void ReturnNetdevs(const std::vector<ClaimRequest>& claims);
   // DHCP leases and profiles of the claims' plans go back (best effort).
-  void ReleaseResources(const std::vector<ClaimRequest>& claims);
+  void ReleaseResources(const std::vector<ClaimRequest>& claims, std::chrono::steady_clock::time_point deadline);
 
   DraServiceOptions options_;
   DraServiceDeps deps_;
   Logger& log_;
-  WorkerPool pool_;
   std::mutex inject_mu_;  // plugin injection runs one claim at a time
   std::mutex inflight_mu_;
   std::map<std::string, std::shared_future<PrepareAnswer>> inflight_;  // by claim UID
   std::mutex netdev_mu_;
   std::map<std::string, NetdevHolder> netdev_holders_;  // by device name; guarded by netdev_mu_
+  // Last: destroyed first, so that a task still running (abandoned by its
+  // call) finishes while everything it uses is alive.
+  WorkerPool pool_;
 };
 
 }  // namespace dranet::kubelet

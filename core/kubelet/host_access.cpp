@@ -21,9 +21,11 @@ HostAccess LiveHostAccess(HostNetworkReader reader, std::shared_ptr<ProfileProvi
     const auto sock = inject::NetlinkSocketIn(ns, NETLINK_ROUTE);
     return inject::VrfUnsupportedReason(sock.get());
   };
-  host.request_dhcp = [](const std::string& if_name) { return inject::RequestDhcpLease(if_name, kDhcpTimeout); };
-  host.release_dhcp = [](const std::string& if_name, const inject::DhcpLease& lease) {
-    inject::ReleaseDhcpLease(if_name, lease);
+  host.request_dhcp = [](const std::string& if_name, std::stop_token stop) {
+    return inject::RequestDhcpLease(if_name, kDhcpTimeout, stop);
+  };
+  host.release_dhcp = [](const std::string& if_name, const inject::DhcpLease& lease, std::stop_token stop) {
+    inject::ReleaseDhcpLease(if_name, lease, stop);
   };
   return host;
 }

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 
 #include "inject/dhcp_client.h"
@@ -46,10 +47,12 @@ struct HostAccess {
   std::function<std::optional<int32_t>(const std::string& if_name, const std::string& key)> read_ipv4_conf;
   // "" when VRF devices can be created, else why not.
   std::function<std::string()> vrf_unsupported;
-  // A DHCP lease for a host netdev (inject/dhcp_client.h); throws.
-  std::function<inject::DhcpLease(const std::string& if_name)> request_dhcp;
-  // Releases a lease (best effort; throws when it cannot be sent).
-  std::function<void(const std::string& if_name, const inject::DhcpLease& lease)> release_dhcp;
+  // A DHCP lease for a host netdev (inject/dhcp_client.h), given up once
+  // `stop` is requested; throws.
+  std::function<inject::DhcpLease(const std::string& if_name, std::stop_token stop)> request_dhcp;
+  // Releases a lease (best effort; throws when it cannot be sent, or when
+  // `stop` is requested before it was).
+  std::function<void(const std::string& if_name, const inject::DhcpLease& lease, std::stop_token stop)> release_dhcp;
   // --profile-provider; null when none is configured.
   std::shared_ptr<ProfileProvider> profiles;
 };

@@ -69,9 +69,9 @@ class DraGrpcService final : public Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status NodeUnprepareResources(grpc::ServerContext*, const UnprepareReq* request,
+  grpc::Status NodeUnprepareResources(grpc::ServerContext* context, const UnprepareReq* request,
                                       UnprepareResp* response) override {
-    for (const auto& [uid, error] : service_.Unprepare(Claims(*request)))
+    for (const auto& [uid, error] : service_.Unprepare(Claims(*request), AnswerBy(context->deadline())))
       (*response->mutable_claims())[uid].set_error(ToValidUtf8(error));
     return grpc::Status::OK;
   }

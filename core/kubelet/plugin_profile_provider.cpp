@@ -39,8 +39,11 @@ class PluginProfileProvider : public ProfileProvider {
  public:
   explicit PluginProfileProvider(plugins::PluginHost& host) : host_(host) {}
 
+  // Plugin calls are bounded by the plugin host's own call timeout; a stop
+  // is seen before each call.
   std::string GetProfileConfig(const ProfileDevice& id, const std::string& claim_uid,
-                               const std::string& config_json) override {
+                               const std::string& config_json, std::stop_token stop) override {
+    if (stop.stop_requested()) throw ProfileError("stopped: the call's deadline passed before the plugins were asked");
     const plugins::ProfileQuery query{ProfileOf(config_json), claim_uid, config_json};
     const inventory::Device device = id.device ? *id.device : ReleasedDevice(id);
     std::optional<plugins::ProfileAnswer> answer;
@@ -58,7 +61,8 @@ class PluginProfileProvider : public ProfileProvider {
   }
 
   void ReleaseProfileConfig(const ProfileDevice& id, const std::string& claim_uid,
-                            const std::string& config_json) override {
+                            const std::string& config_json, std::stop_token stop) override {
+    if (stop.stop_requested()) throw ProfileError("stopped: the call's deadline passed before the plugins were asked");
     const plugins::ProfileQuery query{ProfileOf(config_json), claim_uid, config_json};
     const auto failures = host_.ReleaseProfile(query, id.device ? *id.device : ReleasedDevice(id));
     if (!failures.empty()) throw ProfileError(JoinNames(failures));

@@ -13,6 +13,7 @@
 // Implementations: webhook_profile_provider.h (--profile-provider=webhook),
 // plugin_profile_provider.h (--profile-provider=cloud).
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 
 #include "inventory/device.h"
@@ -45,16 +46,17 @@ class ProfileProvider {
   // "profile") resolves to for this device and claim, to be merged on top of
   // it. The answer is one JSON object but not yet validated as a
   // NetworkConfig: the caller parses it. Blocks for at most the provider's
-  // call timeout. Throws ProfileError.
+  // call timeout, and returns soon after `stop` is requested (the caller's
+  // deadline passed), throwing ProfileError that says so. Throws ProfileError.
   virtual std::string GetProfileConfig(const ProfileDevice& device, const std::string& claim_uid,
-                                       const std::string& config_json) = 0;
+                                       const std::string& config_json, std::stop_token stop = {}) = 0;
 
   // Frees what GetProfileConfig allocated for this device and claim; called
   // with the same arguments as that call. Providers answer success for what
-  // is already released, so a retried unprepare is harmless. Throws
-  // ProfileError.
+  // is already released, so a retried unprepare is harmless. `stop` as for
+  // GetProfileConfig. Throws ProfileError.
   virtual void ReleaseProfileConfig(const ProfileDevice& device, const std::string& claim_uid,
-                                    const std::string& config_json) = 0;
+                                    const std::string& config_json, std::stop_token stop = {}) = 0;
 
   // The provider for logs and errors, e.g. "webhook http://127.0.0.1:8080".
   virtual std::string Describe() const = 0;

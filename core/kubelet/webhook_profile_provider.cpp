@@ -128,8 +128,8 @@ class WebhookProfileProvider final : public ProfileProvider {
   std::string Describe() const override { return "webhook " + url_; }
 
   std::string GetProfileConfig(const ProfileDevice& device, const std::string& claim_uid,
-                               const std::string& config_json) override {
-    HttpAnswer answer = PostProfileRequest(kPathGetProfileConfig, device, claim_uid, config_json);
+                               const std::string& config_json, std::stop_token stop) override {
+    HttpAnswer answer = PostProfileRequest(kPathGetProfileConfig, device, claim_uid, config_json, stop);
     const std::string call = ProfileCall(kPathGetProfileConfig, device, claim_uid);
     // Like DRANET's decoder: the first JSON value counts, null is no change.
     rapidjson::Document config;
@@ -145,12 +145,12 @@ class WebhookProfileProvider final : public ProfileProvider {
   }
 
   void ReleaseProfileConfig(const ProfileDevice& device, const std::string& claim_uid,
-                            const std::string& config_json) override {
-    PostProfileRequest(kPathReleaseProfileConfig, device, claim_uid, config_json);
+                            const std::string& config_json, std::stop_token stop) override {
+    PostProfileRequest(kPathReleaseProfileConfig, device, claim_uid, config_json, stop);
   }
 
   // One GET /health within `timeout`.
-  HttpAnswer ProbeHealth(milliseconds timeout) const { return Perform(kPathHealth, nullptr, timeout); }
+  HttpAnswer ProbeHealth(milliseconds timeout) const { return Perform(kPathHealth, nullptr, timeout, {}); }
 
  private:
   ProfileError CallError(const std::string& call, const std::string& detail) const {
@@ -159,9 +159,9 @@ class WebhookProfileProvider final : public ProfileProvider {
 
   // The 200 answer to the POST. Throws ProfileError for anything else.
   HttpAnswer PostProfileRequest(const char* path, const ProfileDevice& device, const std::string& claim_uid,
-                                const std::string& config_json) const {
+                                const std::string& config_json, std::stop_token stop) const {
     const std::string body = ProfileRequestJson(Describe(), device, claim_uid, config_json);
-    HttpAnswer answer = Perform(path, &body, options_.call_timeout);
+    HttpAnswer answer = Perform(path, &body, options_.call_timeout, stop);
     if (!answer.failure.empty()) throw CallError(ProfileCall(path, device, claim_uid), answer.failure);
     if (answer.status != 200)
       throw CallError(ProfileCall(path, device, claim_uid),
@@ -169,8 +169,10 @@ class WebhookProfileProvider final : public ProfileProvider {
     return answer;
   }
 
-  // GET (post_body == nullptr) or POST `path`, within `timeout`.
-  HttpAnswer Perform(const char* path, const std::string* post_body, milliseconds timeout) const {
+  // GET (post_body == nullptr) or POST `path`, within `timeout`, given up
+  // once `stop` is requested.
+  HttpAnswer Perform(const char* path, const std::string* post_body, milliseconds timeout,
+                     std::stop_token stop) const {
     CurlHandle handle = NewCurlHandle();
     CURL* curl = handle.get();
     const std::string target = endpoint_.base_url + path;
@@ -210,10 +212,22 @@ class WebhookProfileProvider final : public ProfileProvider {
     });
     char error_detail[CURL_ERROR_SIZE] = {};
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_detail);
+    // libcurl calls this about once a second while it waits, and at once on
+    // every transfer: the stop is seen within a second.
+    if (stop.stop_possible()) {
+      curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+      curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &stop);
+      curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION,
+                       +[](void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> int {
+                         return static_cast<std::stop_token*>(user)->stop_requested() ? 1 : 0;
+                       });
+    }
 
-    const CURLcode code = curl_easy_perform(curl);
+    const CURLcode code = stop.stop_requested() ? CURLE_ABORTED_BY_CALLBACK : curl_easy_perform(curl);
     HttpAnswer answer;
-    if (sink.overflowed) {
+    if (code == CURLE_ABORTED_BY_CALLBACK) {
+      answer.failure = "stopped: the call's deadline passed (the kubelet gives up on it)";
+    } else if (sink.overflowed) {
       answer.failure = "answered more than " + std::to_string(sink.limit) + " bytes";
     } else if (code == CURLE_OPERATION_TIMEDOUT) {
       answer.failure = "timed out after " + std::to_string(timeout.count()) + " ms";

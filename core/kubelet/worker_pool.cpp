@@ -41,8 +41,9 @@ void WorkerPool::RunTask(Batch& batch, std::size_t index, std::unique_lock<std::
   if (--batch.unfinished == 0) batch.done_cv.notify_all();
 }
 
-void WorkerPool::RunBatch(std::vector<Task> tasks, std::chrono::steady_clock::time_point deadline) {
-  if (tasks.empty()) return;
+std::size_t WorkerPool::RunBatch(std::vector<Task> tasks, std::chrono::steady_clock::time_point deadline,
+                                 std::chrono::milliseconds grace) {
+  if (tasks.empty()) return 0;
   auto batch = std::make_shared<Batch>();
   batch->tasks = std::move(tasks);
   batch->unfinished = batch->tasks.size();
@@ -50,14 +51,21 @@ void WorkerPool::RunBatch(std::vector<Task> tasks, std::chrono::steady_clock::ti
   waiting_.push_back(batch);
   if (batch->tasks.size() == 1) work_cv_.notify_one();
   else work_cv_.notify_all();
-  if (batch->done_cv.wait_until(lock, deadline, [&] { return batch->unfinished == 0; })) return;
+  if (batch->done_cv.wait_until(lock, deadline, [&] { return batch->unfinished == 0; })) return 0;
 
   // Past the deadline: running tasks are told to give up, and what no
   // thread has taken is run here, already stopped, so it answers at once.
   batch->stop.request_stop();
   waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), batch), waiting_.end());
   while (batch->next < batch->tasks.size()) RunTask(*batch, batch->next++, lock);
-  batch->done_cv.wait(lock, [&] { return batch->unfinished == 0; });
+  // The threads running the rest hold the batch (Loop's shared_ptr).
+  const auto now = std::chrono::steady_clock::now();
+  const auto give_up = grace >= std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::steady_clock::time_point::max() - now)
+                           ? std::chrono::steady_clock::time_point::max()
+                           : now + grace;
+  batch->done_cv.wait_until(lock, give_up, [&] { return batch->unfinished == 0; });
+  return batch->unfinished;
 }
 
 std::size_t WorkerPool::WaitingBatches() {

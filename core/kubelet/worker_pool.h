@@ -11,7 +11,9 @@
 // token is requested (running tasks see it and give up), and the tasks no
 // thread has started yet are run by the caller with the stopped token, so
 // RunBatch returns soon after its deadline even when every thread is held by
-// other batches.
+// other batches. A running task that does not give up within the grace
+// period is left running: RunBatch returns without it (it finishes on its
+// thread later; the task must own what it touches).
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -37,10 +39,12 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  // Runs every task and returns when all have finished. Tasks must not throw
-  // (exceptions are swallowed) and should return promptly once their token is
-  // stopped.
-  void RunBatch(std::vector<Task> tasks, std::chrono::steady_clock::time_point deadline);
+  // Runs every task and returns when all have finished, or `grace` after the
+  // deadline with the tasks still running left behind; returns how many were
+  // left. Tasks must not throw (exceptions are swallowed) and should return
+  // promptly once their token is stopped.
+  std::size_t RunBatch(std::vector<Task> tasks, std::chrono::steady_clock::time_point deadline,
+                       std::chrono::milliseconds grace = std::chrono::milliseconds::max());
 
   // Batches with tasks no thread has started yet.
   std::size_t WaitingBatches();

@@ -47,7 +47,13 @@ void Converse(const DhcpMessage& message, std::span<const uint8_t> payload) {
 
     DhcpMessage offer = message;
     offer.options[dhcp_option::kMessageType] = {static_cast<uint8_t>(DhcpMessageType::kOffer)};
-    offer.yiaddr = offer.yiaddr == 0 ? 1 : offer.yiaddr;
+    // An offer the exchange takes (a usable address, no mask, lease time or
+    // routes to refuse it for), so that the fuzzed message reaches the ACK's
+    // checks.
+    offer.yiaddr = 0x0a000002;  // 10.0.0.2
+    offer.options.erase(dhcp_option::kSubnetMask);
+    offer.options.erase(dhcp_option::kLeaseTime);
+    offer.options.erase(dhcp_option::kClasslessStaticRoute);
     DhcpExchange offered("fuzz0", message.chaddr, message.xid);
     (void)offered.OnReply(BuildDhcpMessage(offer), "02:00:00:00:00:01");
     if (const auto lease = offered.OnReply(payload, "02:00:00:00:00:01")) {

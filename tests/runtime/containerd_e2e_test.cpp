@@ -465,7 +465,7 @@ TEST_F(ContainerdE2eTest, PodFromBeforeAContainerdRestartGivesItsNicBack) {
   StartDaemon(LiveHost());
   const std::string device = PublishedA4Device();
   ASSERT_FALSE(device.empty()) << daemon_->Log();
-  Prepare("a4-before", {device}, "a4-before-uid");
+  const auto before_claim = Prepare("a4-before", {device}, "a4-before-uid");
   const auto pod = StartPod("a4-before", "a4-before-uid");
   ExpectA4NicInPod(pod);
 
@@ -482,7 +482,9 @@ TEST_F(ContainerdE2eTest, PodFromBeforeAContainerdRestartGivesItsNicBack) {
       << "gpu0rdma0 did not come home:\n" << HostA4State() << "\nwanted:\n" << host_a4_state_ << daemon_->Log();
   EXPECT_TRUE(Contains(daemon_->Log(), "pod netdevs are on the host")) << daemon_->Log();
 
-  // A pod created after the restart: containerd talks to the new connection.
+  // The kubelet unprepares the deleted pod's claim; a pod created after the
+  // restart, given the same NIC, gets it over the new connection.
+  EXPECT_EQ(kubelet_->Unprepare("dra.net", fakes::DraApi::kV1, {before_claim}).at(before_claim.uid), "");
   Prepare("a4-after", {device}, "a4-after-uid");
   const auto after = StartPod("a4-after", "a4-after-uid");
   ExpectA4NicInPod(after);

@@ -220,7 +220,13 @@ struct Answer {
   std::string body;
   int retry_after_seconds = -1;
   bool drop_connection = false;
+  std::string content_type = "application/json";
 };
+
+// What kube-apiserver answers for a path no handler serves (a group version
+// it does not serve): its last-resort handler's plain http.NotFound, not a
+// Status object.
+Answer PageNotFound() { return {404, "404 page not found\n", -1, false, "text/plain; charset=utf-8"}; }
 
 Answer Failure(int code, const std::string& reason, const std::string& message) {
   return {code, StatusJson(code, reason, message), -1, false};
@@ -486,7 +492,9 @@ class FakeApiServer::Impl {
         std::lock_guard lock(mu_);
         served = ServesLocked(target->group_version);
       }
-      if (!target || !served || !KnownResources().count(target->resource)) {
+      if (target && !served) {
+        answer = PageNotFound();
+      } else if (!target || !KnownResources().count(target->resource)) {
         answer = Failure(404, "NotFound", "the server could not find the requested resource");
       } else if (method == "GET" && target->name.empty() && target->query["watch"] == "true") {
         return ServeWatch(socket, request, *target);
@@ -498,7 +506,7 @@ class FakeApiServer::Impl {
     Log(method, target_text, answer.status);
     http::response<http::string_body> response{static_cast<http::status>(answer.status),
                                                request.version()};
-    response.set(http::field::content_type, "application/json");
+    response.set(http::field::content_type, answer.content_type);
     if (answer.retry_after_seconds >= 0)
       response.set(http::field::retry_after, std::to_string(answer.retry_after_seconds));
     response.keep_alive(request.keep_alive());

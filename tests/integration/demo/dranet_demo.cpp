@@ -49,6 +49,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -527,13 +528,21 @@ int Run(const DemoFlags& flags) {
   std::cout << "published " << api.ListObjects("/apis/resource.k8s.io/v1/resourceslices").size()
             << " ResourceSlice(s); registered, connected and published " << up_ms.count() << " ms after exec\n\n";
 
-  // 4. Prepare every claim, start its pod.
+  // 4. Each claim in turn, as the kubelet runs one pod after another: prepare
+  // it, start its pod, stop it, unprepare it. The templates are allocated
+  // each on its own (simulate), so several name the same NIC: a netdev is
+  // prepared for one claim at a time, as the scheduler would allocate it.
   const auto published = ReadPublishedDevices(api);
-  std::vector<dranet::fakes::KubeletClaim> kubelet_claims;
-  for (const auto& c : claims) kubelet_claims.push_back(c.kubelet);
-  auto prepared = kubelet.Prepare("dra.net", dranet::fakes::DraApi::kV1, kubelet_claims);
   int unchecked_netdevs = 0;  // claims whose netdevs could not be checked (no network namespaces)
   for (const auto& c : claims) {
+    const auto prepared = kubelet.Prepare("dra.net", dranet::fakes::DraApi::kV1, {c.kubelet});
+    struct UnprepareAtEnd {
+      std::function<void()> run;
+      ~UnprepareAtEnd() { run(); }
+    } unprepare_at_end{[&] {
+      for (const auto& [uid, error] : kubelet.Unprepare("dra.net", dranet::fakes::DraApi::kV1, {c.kubelet}))
+        if (!error.empty()) fail("unprepare " + uid + ": " + error);
+    }};
     const auto& r = *c.result;
     std::cout << "claim " << c.kubelet.name << " (template " << r.template_name << ")\n";
     const dranet::demo::ExpectedClaim* want = expected ? expected->Find(r.template_name) : nullptr;
@@ -727,9 +736,6 @@ int Run(const DemoFlags& flags) {
     // What it really ran with (tests that reduce its capabilities read this).
     std::cout << "dranetd effective capabilities: " << CapabilitiesShown(caps) << "\n";
   }
-  auto unprepared = kubelet.Unprepare("dra.net", dranet::fakes::DraApi::kV1, kubelet_claims);
-  for (const auto& [uid, error] : unprepared)
-    if (!error.empty()) fail("unprepare " + uid + ": " + error);
   int rc = dranetd.Stop();
   if (rc != 0) fail("dranetd exited with " + std::to_string(rc));
   if (expected)

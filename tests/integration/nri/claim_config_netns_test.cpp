@@ -305,10 +305,12 @@ TEST_F(ClaimConfigNetnsTest, VrfIsMadeInThePodOrRefusedAtPrepareWhereTheKernelHa
 class OneAddressProfiles : public kubelet::ProfileProvider {
  public:
   explicit OneAddressProfiles(std::string cidr) : cidr_(std::move(cidr)) {}
-  std::string GetProfileConfig(const kubelet::ProfileDevice&, const std::string&, const std::string&) override {
+  std::string GetProfileConfig(const kubelet::ProfileDevice&, const std::string&, const std::string&,
+                               std::stop_token) override {
     return R"({"interface":{"addresses":[")" + cidr_ + R"("]}})";
   }
-  void ReleaseProfileConfig(const kubelet::ProfileDevice&, const std::string&, const std::string&) override {
+  void ReleaseProfileConfig(const kubelet::ProfileDevice&, const std::string&, const std::string&,
+                            std::stop_token) override {
     ++released;
   }
   std::string Describe() const override { return "test profiles"; }

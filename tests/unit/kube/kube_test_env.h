@@ -1,6 +1,7 @@
 #pragma once
 // tests/unit/kube/kube_test_env.h — a fake API server on loopback plus a client for it, and a
 // condition wait with a generous deadline (tests never sleep to pass, never assert on time).
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,19 @@ bool WaitUntil(Condition condition, std::chrono::milliseconds deadline = std::ch
   }
   return true;
 }
+
+// A steady clock that moves only when told (ResourceApiOptions::now and the like).
+class ManualClock {
+ public:
+  std::chrono::steady_clock::time_point Now() const {
+    return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(ticks_.load()));
+  }
+  void Advance(std::chrono::steady_clock::duration by) { ticks_ += by.count(); }
+
+ private:
+  std::atomic<std::chrono::steady_clock::rep> ticks_{
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::hours(1)).count()};
+};
 
 class ApiTestEnv {
  public:

@@ -1,7 +1,8 @@
 // Which resource.k8s.io version is spoken: the choice from APIGroup discovery
 // documents as the Kubernetes releases serve them, and ResourceApi against
 // the fake API server over loopback HTTP (one discovery, shared; clear errors
-// where DRA is not served; a new discovery after a version went away).
+// where DRA is not served; a new discovery after a version went away, and at most one per
+// interval after objects that are merely missing).
 #include "kube/resource_api.h"
 
 #include <thread>
@@ -135,6 +136,81 @@ TEST_F(ResourceApiTest, ADroppedVersionIsDiscoveredAgain) {
   EXPECT_EQ(api.Known(), std::nullopt);
   EXPECT_EQ(api.Version(), ResourceApiVersion::kV1beta1);
   EXPECT_EQ(env_.server().CountRequests("GET", kGroupPath), 2u);
+}
+
+// What the client makes of a claim GET's 404: the API server's NotFound Status for a missing
+// object, and the plain "404 page not found" of a path it does not route (an unserved version).
+ApiError MissingObject() {
+  return ApiError(404, "NotFound", "GET /apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/c: 404 Not Found");
+}
+ApiError UnroutedPath() {
+  return ApiError(404, "", "GET /apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/c: 404 Not Found");
+}
+
+class ResourceApiIntervalTest : public ResourceApiTest {
+ protected:
+  ResourceApiOptions Options() {
+    ResourceApiOptions options;
+    options.now = [this] { return clock_.Now(); };
+    return options;
+  }
+  std::size_t Discoveries() { return env_.server().CountRequests("GET", kGroupPath); }
+
+  testing::ManualClock clock_;
+};
+
+TEST_F(ResourceApiIntervalTest, AMissingObjectAsksAgainAtMostOncePerInterval) {
+  auto client = env_.MakeClient();
+  ResourceApi api(*client, env_.log(), Options());
+  ASSERT_EQ(api.Version(), ResourceApiVersion::kV1);
+  for (int i = 0; i < 100; ++i) api.RediscoverAfterObjectNotFound(ResourceApiVersion::kV1, MissingObject());
+  EXPECT_EQ(api.Known(), ResourceApiVersion::kV1) << "within the interval the claim is taken to be gone";
+  clock_.Advance(kMinObjectRediscoveryInterval - std::chrono::seconds(1));
+  api.RediscoverAfterObjectNotFound(ResourceApiVersion::kV1, MissingObject());
+  EXPECT_EQ(api.Known(), ResourceApiVersion::kV1);
+  EXPECT_EQ(Discoveries(), 1u);
+  clock_.Advance(std::chrono::seconds(1));
+  api.RediscoverAfterObjectNotFound(ResourceApiVersion::kV1, MissingObject());
+  EXPECT_EQ(api.Known(), std::nullopt) << "the interval has passed: ask again";
+  EXPECT_EQ(api.Version(), ResourceApiVersion::kV1);
+  EXPECT_EQ(Discoveries(), 2u);
+  api.RediscoverAfterObjectNotFound(ResourceApiVersion::kV1, MissingObject());
+  EXPECT_EQ(api.Known(), ResourceApiVersion::kV1) << "the interval counts from the last discovery";
+  // The default is the documented one.
+  EXPECT_EQ(ResourceApiOptions{}.min_object_rediscovery_interval, std::chrono::seconds(30));
+}
+
+TEST_F(ResourceApiIntervalTest, AnUnroutedPathOrACollectionAsksAgainAtOnce) {
+  auto client = env_.MakeClient();
+  ResourceApi api(*client, env_.log(), Options());
+  ASSERT_EQ(api.Version(), ResourceApiVersion::kV1);
+  api.RediscoverAfterObjectNotFound(ResourceApiVersion::kV1, UnroutedPath());
+  EXPECT_EQ(api.Known(), std::nullopt) << "a 404 without a NotFound Status: the version may be gone";
+  env_.server().ServeResourceVersions({"v1beta2"});
+  EXPECT_EQ(api.Version(), ResourceApiVersion::kV1beta2);
+  api.Rediscover(ResourceApiVersion::kV1beta2);
+  EXPECT_EQ(api.Known(), std::nullopt) << "a collection 404 is never rate-limited";
+  EXPECT_EQ(api.Version(), ResourceApiVersion::kV1beta2);
+  EXPECT_EQ(Discoveries(), 3u);
+  api.RediscoverAfterObjectNotFound(ResourceApiVersion::kV1, UnroutedPath());
+  EXPECT_EQ(api.Known(), ResourceApiVersion::kV1beta2) << "not the version in use: nothing happens";
+}
+
+TEST_F(ResourceApiIntervalTest, ConcurrentMissingObjectsShareOneDiscovery) {
+  auto client = env_.MakeClient();
+  ResourceApi api(*client, env_.log(), Options());
+  ASSERT_EQ(api.Version(), ResourceApiVersion::kV1);
+  clock_.Advance(kMinObjectRediscoveryInterval);
+  std::vector<std::thread> users;
+  for (int i = 0; i < 16; ++i)
+    users.emplace_back([&] {
+      for (int j = 0; j < 20; ++j) {
+        api.RediscoverAfterObjectNotFound(ResourceApiVersion::kV1, MissingObject());
+        EXPECT_EQ(api.Version(), ResourceApiVersion::kV1);
+      }
+    });
+  for (auto& user : users) user.join();
+  EXPECT_EQ(Discoveries(), 2u) << "320 missing objects after the interval: one discovery";
 }
 
 TEST_F(ResourceApiTest, AnUnreachableServerIsAnErrorNotAGuess) {

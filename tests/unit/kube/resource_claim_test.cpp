@@ -1,5 +1,8 @@
 #include "kube/resource_claim.h"
 
+#include <atomic>
+#include <thread>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -241,14 +244,29 @@ TEST_F(ResourceClaimTest, ClaimsAreReadAndStatusAppliedInTheVersionSpoken) {
   }
 }
 
+// GET /apis/resource.k8s.io requests so far (claim paths start with it too).
+std::size_t Discoveries(ApiTestEnv& env) {
+  std::size_t count = 0;
+  for (const auto& request : env.server().Requests())
+    if (request.method == "GET" && request.target == "/apis/resource.k8s.io") ++count;
+  return count;
+}
+
+ResourceApiOptions ManualClockOptions(testing::ManualClock& clock) {
+  ResourceApiOptions options;
+  options.now = [&clock] { return clock.Now(); };
+  return options;
+}
+
 // The control plane stops serving the version the reader speaks: a claim read gets 404,
-// asks once which version is served and reads the claim there; a claim that is really gone
-// is still reported as gone.
+// asks once which version is served (the last discovery being older than the interval) and
+// reads the claim there; a claim that is really gone is still reported as gone.
 TEST_F(ResourceClaimTest, AClaimReadFollowsAVersionThatWentAway) {
   ApiTestEnv env;
   env.server().ServeResourceVersions({"v1beta2", "v1beta1"});
   auto client = env.MakeClient();
-  ResourceApi api(*client, env.log());
+  testing::ManualClock clock;
+  ResourceApi api(*client, env.log(), ManualClockOptions(clock));
   ASSERT_EQ(api.Version(), ResourceApiVersion::kV1beta2);
   ResourceClaimReaderOptions options;
   options.resource_api = &api;
@@ -260,6 +278,7 @@ TEST_F(ResourceClaimTest, AClaimReadFollowsAVersionThatWentAway) {
                               R"({"metadata":{"name":"c","namespace":"ml"},"status":{"allocation":{"devices":{}}}})")
                    .c_str());
   const std::string uid = MetadataField(stored, "uid");
+  clock.Advance(kMinObjectRediscoveryInterval);
   EXPECT_EQ(reader.Get("ml", "c", uid).uid, uid);
   EXPECT_EQ(api.Known(), ResourceApiVersion::kV1beta1);
   EXPECT_THROW(reader.Get("ml", "gone", "u-0"), ClaimError);
@@ -267,6 +286,72 @@ TEST_F(ResourceClaimTest, AClaimReadFollowsAVersionThatWentAway) {
   options.resource_api = &pinned;
   ResourceClaimReader pinned_reader(*client, env.log(), options);
   EXPECT_THROW(pinned_reader.Get("ml", "c", uid), ClaimError) << "a pinned version is never left";
+}
+
+// Claims that are gone are routine (deleted before their pod started); each one must not cost
+// a discovery request. 1000 unknown claims, read concurrently, share the discovery of the
+// first use; after the interval, another 1000 cost one more.
+TEST_F(ResourceClaimTest, UnknownClaimsCostAtMostOneDiscoveryPerInterval) {
+  auto client = env_.MakeClient();
+  testing::ManualClock clock;
+  ResourceApi api(*client, env_.log(), ManualClockOptions(clock));
+  ResourceClaimReaderOptions options;
+  options.resource_api = &api;
+  ResourceClaimReader reader(*client, env_.log(), options);
+  auto read_unknown = [&](const std::string& prefix) {
+    std::atomic<int> gone{0};
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 8; ++t)
+      readers.emplace_back([&, t] {
+        for (int i = 0; i < 125; ++i) {
+          try {
+            reader.Get("ml", prefix + std::to_string(t) + "-" + std::to_string(i), "u");
+          } catch (const ClaimError&) {
+            ++gone;
+          }
+        }
+      });
+    for (auto& thread : readers) thread.join();
+    return gone.load();
+  };
+  EXPECT_EQ(read_unknown("a-"), 1000);
+  EXPECT_EQ(Discoveries(env_), 1u) << "the first use only";
+  EXPECT_EQ(env_.server().CountRequests("GET", "/resourceclaims/a-"), 1000u) << "one GET per claim";
+  clock.Advance(kMinObjectRediscoveryInterval);
+  EXPECT_EQ(read_unknown("b-"), 1000);
+  EXPECT_EQ(Discoveries(env_), 2u) << "one more once the interval has passed";
+  EXPECT_EQ(api.Known(), ResourceApiVersion::kV1);
+}
+
+// The fake answers an unserved version with a NotFound Status, as it answers a missing claim:
+// within the interval the switch looks like a missing claim; after it, the claim is read in
+// the version served now.
+// The version in use stops being served (an API server rolled back): its
+// path answers the server's plain "404 page not found", not a NotFound
+// Status, and that is followed at once, within the interval that holds
+// back rediscovery for missing claims.
+TEST_F(ResourceClaimTest, AVersionThatStopsBeingServedIsFollowedAtOnce) {
+  auto client = env_.MakeClient();
+  testing::ManualClock clock;
+  ResourceApi api(*client, env_.log(), ManualClockOptions(clock));
+  ASSERT_EQ(api.Version(), ResourceApiVersion::kV1);
+  ResourceClaimReaderOptions options;
+  options.resource_api = &api;
+  ResourceClaimReader reader(*client, env_.log(), options);
+  EXPECT_THROW(reader.Get("ml", "missing", "u-1"), ClaimError);
+  EXPECT_EQ(Discoveries(env_), 1u) << "a missing claim within the interval asks nothing";
+  env_.server().ServeResourceVersions({"v1beta2"});
+  rapidjson::Document stored;
+  stored.Parse(env_.server()
+                   .PutObject("/apis/resource.k8s.io/v1beta2/namespaces/ml/resourceclaims",
+                              R"({"metadata":{"name":"c","namespace":"ml"},"status":{"allocation":{"devices":{}}}})")
+                   .c_str());
+  const std::string uid = MetadataField(stored, "uid");
+  EXPECT_EQ(reader.Get("ml", "c", uid).uid, uid);
+  EXPECT_EQ(api.Known(), ResourceApiVersion::kV1beta2);
+  EXPECT_EQ(Discoveries(env_), 2u);
+  EXPECT_EQ(reader.Get("ml", "c", uid).uid, uid);
+  EXPECT_EQ(Discoveries(env_), 2u) << "found in v1beta2: nothing more to ask";
 }
 
 TEST_F(ResourceClaimTest, StatusBodyMatchesTheOpenApiSchema) {

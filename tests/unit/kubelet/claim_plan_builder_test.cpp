@@ -43,6 +43,7 @@ class PlanBuilderTest : public ::testing::Test {
   PlanBuilderOptions options_;
   std::vector<inventory::Device> inventory_;
   int host_reads_ = 0;
+  uint32_t tso_max_size_ = 524280;  // mlx5 with BIG TCP (GSO_MAX_SIZE); 0: a kernel before 5.19
   // gpu0rdma0 (ifindex 3) and gpu1rdma0 (4) with the GKE A4 layout: a /32,
   // a link-scope route to the gateway and the subnet via the gateway.
   HostNetworkReader host_state_ = [this] {
@@ -60,6 +61,7 @@ class PlanBuilderTest : public ::testing::Test {
       link.max_mtu = 9978;  // mlx5
       link.mac = "02:00:00:00:00:0" + std::to_string(i);
       link.gso_max_size = link.gro_max_size = link.gso_ipv4_max_size = link.gro_ipv4_max_size = 65536;
+      link.tso_max_size = tso_max_size_;
       link.addresses = {net + "2/32", "fe80::1/64"};
       facts.links.push_back(link);
       inventory::RouteFacts gateway{AF_INET, net + "1/32", "", RT_SCOPE_LINK, RT_TABLE_MAIN, 100, RTPROT_DHCP,
@@ -172,7 +174,9 @@ TEST_F(PlanBuilderTest, MtuOutsideTheDriversRangeIsRefusedAtPrepare) {
 
 TEST_F(PlanBuilderTest, OneHostReadPerClaimAndSourcesMergeHostThenCloudThenClaim) {
   auto claim = Claim("two", {"pci-0000-84-00-0", "pci-0000-85-00-0"});
-  claim.configs.push_back(Opaque(R"({"routes":[{"destination":"192.168.1.0/24","gateway":"192.168.1.7"}],
+  // 192.168.1.7 is on the link (the claim says so): a gateway the pod can reach.
+  claim.configs.push_back(Opaque(R"({"routes":[{"destination":"192.168.1.0/24","gateway":"192.168.1.7"},
+      {"destination":"192.168.1.7/32","scope":253}],
       "rules":[{"priority":50,"source":"192.168.1.2/32","table":7}],
       "neighbors":[{"destination":"192.168.1.1","hardwareAddr":"02:00:00:00:00:09"}]})", "FromClaim", {}));
   InjectFunction cloud = [](const plugins::ClaimRef&, const std::vector<inventory::Device>&) {
@@ -186,18 +190,146 @@ TEST_F(PlanBuilderTest, OneHostReadPerClaimAndSourcesMergeHostThenCloudThenClaim
   EXPECT_EQ(host_reads_, 1);  // one netlink dump for both netdevs
   ASSERT_EQ(plan.netdevs.size(), 2U);
   const auto& a = plan.netdevs[0];
-  ASSERT_EQ(a.routes.size(), 4U);
+  ASSERT_EQ(a.routes.size(), 5U);
   EXPECT_EQ(a.routes[1].gateway, "192.168.1.7");  // host < cloud < claim for 192.168.1.0/24 in main
   EXPECT_EQ(a.routes[3].destination, "0.0.0.0/0");
   EXPECT_EQ(a.routes[3].table, 102);
+  EXPECT_EQ(a.routes[4].destination, "192.168.1.7/32");
   EXPECT_EQ(a.rules.size(), 2U);
   EXPECT_EQ(a.neighbors, (std::vector<inject::Neighbor>{{"192.168.1.1", "02:00:00:00:00:09"}}));
   EXPECT_EQ(a.host_state.neighbors, (std::vector<inject::Neighbor>{{"192.168.1.1", "00:00:5e:00:01:01"}}));
   const auto& b = plan.netdevs[1];
   EXPECT_EQ(b.rules, (std::vector<inject::Rule>{{0, "192.168.2.0/24", "", 103, 0},
                                                 {50, "192.168.1.2/32", "", 7, 0}}));
-  ASSERT_EQ(b.routes.size(), 3U);
+  ASSERT_EQ(b.routes.size(), 4U);
   EXPECT_EQ(b.routes[0].destination, "192.168.2.1/32");
+}
+
+// The kernel takes GSO sizes up to the device's tso_max_size and GRO sizes
+// up to GRO_MAX_SIZE (524280): above them the pod would fail at sandbox
+// creation, so prepare refuses them, naming field, value, netdev and limit.
+TEST_F(PlanBuilderTest, GsoAndGroSizesAboveWhatTheKernelTakesAreRefusedAtPrepare) {
+  auto claim = Claim("bigtcp", {"pci-0000-84-00-0"});
+  claim.configs.push_back(Opaque(R"({"interface":{"gsoMaxSize":524280,"groMaxSize":524280,
+      "gsoIPv4MaxSize":524280,"groIPv4MaxSize":524280}})"));
+  const auto plan = BuildClaimPlan(claim, inventory_, options_, {}, host_state_);
+  EXPECT_EQ(plan.netdevs.at(0).settings.gso_max_size, 524280U);
+  EXPECT_EQ(plan.netdevs.at(0).settings.gro_ipv4_max_size, 524280U);
+  claim.configs = {Opaque(R"({"interface":{"gsoMaxSize":524281,"groMaxSize":600000}})")};
+  const std::string error = ErrorOf(claim);
+  EXPECT_THAT(error, HasSubstr("claim ml/bigtcp: device pci-0000-84-00-0: config sets interface.gsoMaxSize 524281 "
+                               "but netdev gpu0rdma0 takes at most 524280 (its tso_max_size)"));
+  EXPECT_THAT(error, HasSubstr("config sets interface.groMaxSize 600000 but the kernel takes at most 524280 for "
+                               "netdev gpu0rdma0 (GRO_MAX_SIZE)"));
+  claim.configs = {Opaque(R"({"interface":{"gsoIPv4MaxSize":600000,"groIPv4MaxSize":524281}})")};
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("interface.gsoIPv4MaxSize 600000 but netdev gpu0rdma0 takes at most 524280"));
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("interface.groIPv4MaxSize 524281 but the kernel takes at most 524280"));
+  // A driver without BIG TCP keeps the legacy 64 KiB: GSO above it is
+  // refused; GRO is bounded by the stack, not the driver.
+  tso_max_size_ = 65536;
+  claim.configs = {Opaque(R"({"interface":{"gsoMaxSize":196608,"groMaxSize":196608}})")};
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("config sets interface.gsoMaxSize 196608 but netdev gpu0rdma0 takes at most "
+                                        "65536 (its tso_max_size)"));
+  EXPECT_THAT(ErrorOf(claim), Not(HasSubstr("groMaxSize")));
+  // A kernel that reports no tso_max_size (before 5.19): the limits are not known here.
+  tso_max_size_ = 0;
+  claim.configs = {Opaque(R"({"interface":{"gsoMaxSize":600000,"groMaxSize":600000}})")};
+  EXPECT_EQ(ErrorOf(claim), "");
+}
+
+// A gateway the pod's addresses and the netdev's on-link routes do not
+// reach makes the kernel refuse the route at sandbox creation (ENETUNREACH):
+// refused at prepare instead, once the routes of every source are merged.
+TEST_F(PlanBuilderTest, RouteGatewaysThePodCannotReachAreRefusedAtPrepare) {
+  auto claim = Claim("gw", {"pci-0000-84-00-0"});
+  auto with_routes = [&](const std::string& routes) {
+    claim.configs = {Opaque(R"({"interface":{"name":"net1","addresses":["10.1.0.5/24","2001:db8::5/64"]},
+        "routes":)" + routes + "}")};
+    return ErrorOf(claim);
+  };
+  EXPECT_THAT(with_routes(R"([{"destination":"10.9.0.0/16","gateway":"192.168.50.1"}])"),
+              HasSubstr("claim ml/gw: device pci-0000-84-00-0: route 10.9.0.0/16 via 192.168.50.1: the gateway is not "
+                        "reachable from the pod's addresses (10.1.0.5/24, 2001:db8::5/64) or on-link routes of net1"));
+  // In the subnet of a pod address, or on a link-scope route of the netdev.
+  EXPECT_EQ(with_routes(R"([{"destination":"10.9.0.0/16","gateway":"10.1.0.1"}])"), "");
+  EXPECT_EQ(with_routes(R"([{"destination":"10.9.0.0/16","gateway":"192.168.50.1"},
+      {"destination":"192.168.50.0/24","scope":253}])"), "");
+  // The host's on-link route to its gateway comes along (--copy-host-routes).
+  EXPECT_EQ(with_routes(R"([{"destination":"10.9.0.0/16","gateway":"192.168.1.1"}])"), "");
+  // The kernel looks in the route's table, then in main; never in another.
+  EXPECT_EQ(with_routes(R"([{"destination":"0.0.0.0/0","gateway":"192.168.50.1","table":100},
+      {"destination":"192.168.50.1/32","scope":253}])"), "");
+  EXPECT_EQ(with_routes(R"([{"destination":"0.0.0.0/0","gateway":"192.168.50.1","table":100},
+      {"destination":"192.168.50.1/32","scope":253,"table":100}])"), "");
+  EXPECT_THAT(with_routes(R"([{"destination":"10.9.0.0/16","gateway":"192.168.50.1"},
+      {"destination":"192.168.50.1/32","scope":253,"table":100}])"),
+              HasSubstr("route 10.9.0.0/16 via 192.168.50.1: the gateway is not reachable"));
+  // A gateway route does not make its gateway reachable, not even itself.
+  EXPECT_THAT(with_routes(R"([{"destination":"192.168.50.0/24","gateway":"192.168.50.1"}])"),
+              HasSubstr("route 192.168.50.0/24 via 192.168.50.1: the gateway is not reachable"));
+  // IPv6: by the address's prefix; a link-local gateway needs only the link.
+  EXPECT_EQ(with_routes(R"([{"destination":"2001:db8:9::/48","gateway":"2001:DB8::1"},
+      {"destination":"2001:db8:8::/48","gateway":"fe80::1"}])"), "");
+  EXPECT_THAT(with_routes(R"([{"destination":"2001:db8:7::/48","gateway":"2001:db8:1::1"}])"),
+              HasSubstr("route 2001:db8:7::/48 via 2001:db8:1::1: the gateway is not reachable"));
+  // Every problem named, and a table as the kernel numbers it.
+  const std::string both = with_routes(R"([{"destination":"10.9.0.0/16","gateway":"192.168.50.1","table":4294967295},
+      {"destination":"10.8.0.0/16","gateway":"192.168.60.1"}])");
+  EXPECT_THAT(both, HasSubstr("route 10.9.0.0/16 via 192.168.50.1 table 4294967295: the gateway is not reachable"));
+  EXPECT_THAT(both,
+              HasSubstr("; claim ml/gw: device pci-0000-84-00-0: route 10.8.0.0/16 via 192.168.60.1: the gateway"));
+  EXPECT_THAT(both, Not(HasSubstr("table -1")));
+}
+
+// An on-link route of another netdev of the pod does not reach the gateway.
+TEST_F(PlanBuilderTest, ARouteGatewayMustBeOnTheRoutesOwnNetdev) {
+  auto claim = Claim("two", {"pci-0000-84-00-0", "pci-0000-85-00-0"});
+  claim.configs.push_back(Opaque(R"({"routes":[{"destination":"10.9.0.0/16","gateway":"192.168.2.1","table":9}]})"));
+  const std::string error = ErrorOf(claim);
+  EXPECT_THAT(error, HasSubstr("claim ml/two: device pci-0000-84-00-0: route 10.9.0.0/16 via 192.168.2.1 table 9: the "
+                               "gateway is not reachable from the pod's addresses (192.168.1.2/32) or on-link routes "
+                               "of gpu0rdma0"));
+  EXPECT_THAT(error, Not(HasSubstr("device pci-0000-85-00-0")));
+}
+
+// A preferred source the pod will not have on the netdev makes the kernel
+// refuse the route ("Invalid prefsrc address"). The host's routes lose such
+// a source silently (the claim replaced the host's addresses); a cloud
+// plugin's or the claim's own is refused.
+TEST_F(PlanBuilderTest, RouteSourcesThePodDoesNotHaveAreRefusedUnlessTheHostsOwn) {
+  HostNetworkReader with_source = [this] {
+    auto facts = host_state_();
+    for (auto& route : facts.routes)
+      if (route.destination == "192.168.1.0/24") route.source = "192.168.1.2";
+    return facts;
+  };
+  auto claim = Claim("src", {"pci-0000-84-00-0"});
+  claim.configs.push_back(Opaque(R"({"interface":{"name":"net1","addresses":["10.1.0.5/24"]}})"));
+  const auto plan = BuildClaimPlan(claim, inventory_, options_, {}, with_source);
+  ASSERT_EQ(plan.netdevs.at(0).routes.at(1).destination, "192.168.1.0/24");
+  EXPECT_EQ(plan.netdevs.at(0).routes.at(1).source, "");
+  EXPECT_EQ(plan.netdevs.at(0).host_state.routes.at(1).source, "192.168.1.2");  // restored on the host
+  claim.configs = {Opaque(R"({"interface":{"name":"net1","addresses":["10.1.0.5/24"]},
+      "routes":[{"destination":"10.9.0.0/16","gateway":"10.1.0.1","source":"10.1.0.9"}]})")};
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("claim ml/src: device pci-0000-84-00-0: route 10.9.0.0/16 via 10.1.0.1 src "
+                                        "10.1.0.9: the source 10.1.0.9 is not one of the pod's addresses on net1 "
+                                        "(10.1.0.5/24)"));
+  claim.configs = {Opaque(R"({"interface":{"name":"net1","addresses":["10.1.0.5/24"]},
+      "routes":[{"destination":"10.9.0.0/16","gateway":"10.1.0.1","source":"10.1.0.5"}]})")};
+  EXPECT_EQ(ErrorOf(claim), "");
+  InjectFunction cloud = [](const plugins::ClaimRef&, const std::vector<inventory::Device>&) {
+    plugins::InjectionEdits edits;
+    edits.routes.push_back({"pci-0000-84-00-0", "10.7.0.0/16", "192.168.1.1", "192.168.1.9", 0, 0, 0, "azure"});
+    return edits;
+  };
+  claim.configs.clear();
+  try {
+    BuildClaimPlan(claim, inventory_, options_, cloud, host_state_);
+    ADD_FAILURE() << "a plugin route with a source the pod does not have was accepted";
+  } catch (const PrepareError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("route 10.7.0.0/16 via 192.168.1.1 src 192.168.1.9: the source 192.168.1.9 is "
+                                    "not one of the pod's addresses on gpu0rdma0 (192.168.1.2/32)"));
+  }
 }
 
 TEST_F(PlanBuilderTest, HostRoutesStayOnTheHostWhenCopyingIsOff) {
@@ -216,14 +348,14 @@ class TableProfiles : public ProfileProvider {
   std::map<std::string, std::string> answers;  // profile -> NetworkConfig JSON
   std::vector<std::string> calls;
   std::string GetProfileConfig(const ProfileDevice& device, const std::string& claim_uid,
-                               const std::string& config_json) override {
+                               const std::string& config_json, std::stop_token) override {
     calls.push_back("get " + device.name + " " + claim_uid + " " + config_json);
     for (const auto& [profile, answer] : answers)
       if (config_json.find("\"" + profile + "\"") != std::string::npos) return answer;
     throw ProfileError("no such profile");
   }
   void ReleaseProfileConfig(const ProfileDevice& device, const std::string& claim_uid,
-                            const std::string& config_json) override {
+                            const std::string& config_json, std::stop_token) override {
     calls.push_back("release " + device.name + " " + claim_uid + " " + config_json);
   }
   std::string Describe() const override { return "table"; }
@@ -247,7 +379,7 @@ class PlanBuilderConfigTest : public PlanBuilderTest {
       return if_name == "gpu0rdma0" && key == "arp_announce" ? 1 : 0;
     };
     host_.vrf_unsupported = [this] { return vrf_reason_; };
-    host_.request_dhcp = [this](const std::string& if_name) {
+    host_.request_dhcp = [this](const std::string& if_name, std::stop_token) {
       events_.push_back("lease " + if_name);
       inject::DhcpLease lease;
       lease.address = "192.0.2.10/24";
@@ -257,7 +389,7 @@ class PlanBuilderConfigTest : public PlanBuilderTest {
       lease.routes = {{"10.20.0.0/16", "192.0.2.1", "", 0, 0, 0, 0}, {"192.0.2.128/25", "", "", 0, 0, 0, 0}};
       return lease;
     };
-    host_.release_dhcp = [this](const std::string& if_name, const inject::DhcpLease& lease) {
+    host_.release_dhcp = [this](const std::string& if_name, const inject::DhcpLease& lease, std::stop_token) {
       events_.push_back("release " + if_name + " " + lease.address + " to " + lease.server_id);
     };
     host_.profiles = profiles_;

@@ -99,6 +99,17 @@ class DraServiceTest : public ::testing::Test {
     };
     deps.netdevs = netdevs_;
     // The host as the netdev devices of the inventory have it.
+    deps.host.request_dhcp = [this](const std::string& if_name, std::stop_token stop) {
+      if (dhcp_) return dhcp_(if_name, stop);
+      inject::DhcpLease lease;
+      lease.address = "192.0.2.10/24";
+      lease.server_id = "192.0.2.1";
+      lease.client_mac = "02:00:00:00:00:00";
+      return lease;
+    };
+    deps.host.release_dhcp = [this](const std::string& if_name, const inject::DhcpLease&, std::stop_token stop) {
+      if (release_) release_(if_name, stop);
+    };
     deps.host.read_network = [] {
       inventory::NetlinkFacts facts;
       for (int n : {0, 1}) {
@@ -128,7 +139,28 @@ class DraServiceTest : public ::testing::Test {
   std::latch* gate_ = nullptr;
   std::vector<std::string> events_;
   inject::PodNetnsApplier* netdevs_ = nullptr;
+  std::function<inject::DhcpLease(const std::string&, std::stop_token)> dhcp_;
+  std::function<void(const std::string&, std::stop_token)> release_;
 };
+
+// Polls `done` for up to 20 s.
+template <typename Predicate>
+bool Eventually(Predicate done) {
+  for (int i = 0; i < 2000; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
+
+// Blocks until `stop` is requested (or 20 s); true when it was.
+bool WaitForStop(std::stop_token stop) {
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::unique_lock lock(mu);
+  cv.wait_for(lock, stop, std::chrono::seconds(20), [] { return false; });
+  return stop.stop_requested();
+}
 
 // Detaches recorded as "<pod uid> <claim uid>"; fails when told to.
 class DetachRecorder : public inject::PodNetnsApplier {
@@ -332,15 +364,6 @@ TEST_F(DraServiceTest, MissingDependenciesAreRejected) {
   EXPECT_THROW(DraService({}, {}, log_), std::invalid_argument);
 }
 
-}  // namespace
-}  // namespace dranet::kubelet
-
-namespace dranet::kubelet {
-namespace {
-
-using ::testing::HasSubstr;
-using namespace testing;
-
 // Two claims allocated the same netdev (two allocations prepared before
 // either pod starts): the second is refused, naming the first, until the
 // first is unprepared; an RDMA-only device may be in both.
@@ -421,6 +444,83 @@ TEST_F(DraServiceTest, ANetdevClaimReservedForASecondPodIsRefusedAtRePrepareToo)
   claims_["a"].reserved_for.push_back({"", "pods", "pod-b", "pod-b"});
   EXPECT_THAT(service->Prepare({Req("a")}).at("uid-a").error, HasSubstr("driver only supports one pod per claim, got 2"));
   EXPECT_EQ(store_.Get("uid-a")->pod_uids, std::vector<std::string>{"pod-a"});
+}
+
+kube::ResourceClaim DhcpClaim(const std::string& name, const std::vector<std::string>& devices) {
+  auto claim = Claim(name, devices, {"pod-" + name});
+  claim.configs.push_back(Opaque(R"({"interface":{"dhcp":true}})"));
+  return claim;
+}
+
+// A DHCP server that never answers: the exchange is stopped at the call's
+// deadline instead of running its own timeout per netdev (8 NICs at 5 s
+// each would pass the kubelet's 45 s).
+TEST_F(DraServiceTest, ADhcpExchangeIsStoppedAtThePrepareDeadline) {
+  claims_["d"] = DhcpClaim("d", {"pci-0000-80-00-0", "pci-0000-81-00-0"});
+  std::atomic<int> stopped{0}, asked{0};
+  dhcp_ = [&](const std::string& if_name, std::stop_token stop) -> inject::DhcpLease {
+    ++asked;
+    if (WaitForStop(stop)) ++stopped;
+    throw inject::InjectError("DHCP on " + if_name + ": stopped with no offer yet");
+  };
+  prepare_timeout_ = std::chrono::milliseconds(200);
+  auto service = Make();
+  const auto answer = service->Prepare({Req("d")}).at("uid-d");
+  EXPECT_THAT(answer.error, HasSubstr("DHCP on gpu0rdma0: stopped"));
+  EXPECT_EQ(asked.load(), 1);  // the second NIC is not started past the deadline
+  EXPECT_EQ(stopped.load(), 1);
+  EXPECT_FALSE(store_.Get("uid-d"));
+  // Its netdevs are free again.
+  claims_["e"] = Claim("e", {"pci-0000-80-00-0"}, {"pod-e"});
+  EXPECT_EQ(service->Prepare({Req("e")}).at("uid-e").error, "");
+}
+
+// A DHCP stand-in that ignores the stop: the call is answered at its
+// deadline anyway; the claim stays in flight (a retry joins it rather than
+// starting a second exchange) and, when the exchange ends, its plan is
+// saved and answers the next prepare.
+TEST_F(DraServiceTest, APrepareStuckPastItsStopIsAnsweredAndFinishesOnItsOwn) {
+  claims_["d"] = DhcpClaim("d", {"pci-0000-80-00-0"});
+  std::latch release(1);
+  std::atomic<int> asked{0};
+  dhcp_ = [&](const std::string&, std::stop_token) {
+    ++asked;
+    release.wait();
+    inject::DhcpLease lease;
+    lease.address = "192.0.2.10/24";
+    lease.server_id = "192.0.2.1";
+    lease.client_mac = "02:00:00:00:00:00";
+    return lease;
+  };
+  prepare_timeout_ = std::chrono::milliseconds(100);
+  auto service = Make();
+  EXPECT_THAT(service->Prepare({Req("d")}).at("uid-d").error, HasSubstr("not prepared by the deadline"));
+  EXPECT_THAT(service->Prepare({Req("d")}).at("uid-d").error, HasSubstr("still being prepared by an earlier call"));
+  EXPECT_EQ(asked.load(), 1);
+  release.count_down();
+  ASSERT_TRUE(Eventually([&] { return store_.Get("uid-d").has_value(); }));
+  const auto answer = service->Prepare({Req("d")}).at("uid-d");
+  EXPECT_EQ(answer.error, "");
+  EXPECT_EQ(answer.devices.size(), 1U);
+  EXPECT_EQ(asked.load(), 1);
+}
+
+// Releases at unprepare end at the deadline too: a DHCP release that waits
+// for carrier is stopped, reported, and the claim is unprepared.
+TEST_F(DraServiceTest, ReleasesAtUnprepareEndAtTheDeadline) {
+  claims_["d"] = DhcpClaim("d", {"pci-0000-80-00-0"});
+  auto service = Make();
+  ASSERT_EQ(service->Prepare({Req("d")}).at("uid-d").error, "");
+  std::atomic<int> stopped{0};
+  release_ = [&](const std::string& if_name, std::stop_token stop) {
+    if (WaitForStop(stop)) ++stopped;
+    throw inject::InjectError("DHCP release on " + if_name + ": stopped");
+  };
+  EXPECT_EQ(service->Unprepare({Req("d")}, std::chrono::steady_clock::now() + std::chrono::milliseconds(100)).at("uid-d"),
+            "");
+  EXPECT_EQ(stopped.load(), 1);
+  EXPECT_FALSE(store_.Get("uid-d"));
+  EXPECT_THAT(events_, ::testing::Contains(HasSubstr("d ClaimReleaseFailed releasing DHCP lease 192.0.2.10/24 of gpu0rdma0")));
 }
 
 }  // namespace

@@ -88,6 +88,45 @@ TEST(NetworkConfig, RejectsBadValues) {
   EXPECT_THAT(ErrorOf(R"({"ethtool":{"features":{"tso":"off"}}})"), HasSubstr("ethtool.features.tso"));
 }
 
+// A MAC no interface can have as its own would fail at pod start (the
+// kernel refuses it with EADDRNOTAVAIL): refused at prepare, naming it.
+TEST(NetworkConfig, RejectsMacsNoInterfaceCanHave) {
+  auto mac = [](const std::string& address) {
+    return ErrorOf(R"({"interface":{"hardwareAddr":")" + address + R"("}})");
+  };
+  EXPECT_THAT(mac("00:00:00:00:00:00"),
+              HasSubstr("interface.hardwareAddr: 00:00:00:00:00:00 is the all-zero address"));
+  EXPECT_THAT(mac("ff:ff:ff:ff:ff:ff"),
+              HasSubstr("interface.hardwareAddr: ff:ff:ff:ff:ff:ff is the broadcast address"));
+  EXPECT_THAT(mac("FF-FF-FF-FF-FF-FF"), HasSubstr("FF-FF-FF-FF-FF-FF is the broadcast address"));
+  EXPECT_THAT(mac("01:00:5e:00:00:01"), HasSubstr("01:00:5e:00:00:01 is a multicast address"));
+  EXPECT_THAT(mac("33:33:00:00:00:01"), HasSubstr("33:33:00:00:00:01 is a multicast address"));
+  EXPECT_THAT(mac("03:00:00:00:00:00:00:01"), HasSubstr("is a multicast address"));  // EUI-64
+  EXPECT_EQ(mac("02:11:22:33:44:55"), "");
+  EXPECT_EQ(ParseNetworkConfig(R"({"interface":{"hardwareAddr":"02:11:22:33:44:55"}})").interface.hardware_addr,
+            "02:11:22:33:44:55");
+  // An IPoIB address starts with flags and a queue pair number: an odd first
+  // octet is no group bit there.
+  const std::string ipoib = "81:00:01:07:fe:80:00:00:00:00:00:00:0c:42:a1:03:00:6b:0f:fe";
+  EXPECT_EQ(ParseNetworkConfig(R"({"interface":{"hardwareAddr":")" + ipoib + R"("}})").interface.hardware_addr, ipoib);
+}
+
+// "all" and "default" are the namespace-wide sysctl directories and every
+// namespace has "lo": a netdev moved in under one of those names fails.
+TEST(NetworkConfig, RejectsInterfaceNamesEveryNamespaceReserves) {
+  for (const char* name : {"all", "default", "lo"}) {
+    EXPECT_THAT(ErrorOf(R"({"interface":{"name":")" + std::string(name) + R"("}})"),
+                HasSubstr("interface.name: \"" + std::string(name) + "\" is reserved in every network namespace"));
+    EXPECT_THAT(ErrorOf(R"({"interface":{"vrf":{"name":")" + std::string(name) + R"("}}})"),
+                HasSubstr("interface.vrf.name: \"" + std::string(name) + "\" is reserved in every network namespace"));
+  }
+  EXPECT_THAT(ErrorOf(R"({"interface":{"name":"all"}})"), HasSubstr("net.ipv4.conf.all"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"name":"lo"}})"), HasSubstr("its loopback interface"));
+  EXPECT_EQ(ParseNetworkConfig(R"({"interface":{"name":"eth1"}})").interface.name, "eth1");
+  EXPECT_EQ(ParseNetworkConfig(R"({"interface":{"vrf":{"name":"eth1"}}})").interface.vrf->name, "eth1");
+  EXPECT_EQ(ParseNetworkConfig(R"({"interface":{"name":"lo0"}})").interface.name, "lo0");  // only the exact names
+}
+
 TEST(NetworkConfig, RejectsMalformedAndOversizedInput) {
   EXPECT_THAT(ErrorOf("{"), HasSubstr("not valid JSON"));
   EXPECT_THAT(ErrorOf("[]"), HasSubstr("must be a JSON object"));

@@ -201,6 +201,37 @@ TEST(WebhookProfileProvider, HangingWebhookFailsWithinTheCallTimeout) {
                                "1000 ms"));
 }
 
+// The prepare's deadline ends a call long before the provider's own
+// timeout (a webhook answering in 7 s per device would hold a 4-device
+// prepare for 28 s), for GetProfileConfig and ReleaseProfileConfig alike.
+TEST(WebhookProfileProvider, AHangingCallEndsWhenItsStopIsRequested) {
+  FakeWebhook webhook;
+  webhook.SetProfileAnswer(kProfile, {200, "{}", /*hang=*/true});
+  auto options = TestOptions();
+  options.call_timeout = milliseconds(30'000);
+  auto provider = ConnectWebhookProfileProvider(webhook.url(), options);
+  std::stop_source stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(milliseconds(100));
+    stop.request_stop();
+  });
+  const std::string error =
+      ErrorOf([&] { provider->GetProfileConfig(Nic(), "uid-s", kClaimConfig, stop.get_token()); });
+  stopper.join();
+  EXPECT_THAT(error, HasSubstr("POST /GetProfileConfig for device pci-0000-8a-00-0 of claim uid-s stopped: the "
+                               "call's deadline passed"));
+  // Stopped before it starts: no request at all.
+  std::stop_source stopped;
+  stopped.request_stop();
+  const auto before = webhook.Requests("/GetProfileConfig").size();
+  EXPECT_THAT(ErrorOf([&] { provider->GetProfileConfig(Nic(), "uid-t", kClaimConfig, stopped.get_token()); }),
+              HasSubstr("stopped"));
+  EXPECT_EQ(webhook.Requests("/GetProfileConfig").size(), before);
+  EXPECT_THAT(ErrorOf([&] { provider->ReleaseProfileConfig(Nic(), "uid-t", kClaimConfig, stopped.get_token()); }),
+              HasSubstr("stopped"));
+  EXPECT_TRUE(webhook.Requests("/ReleaseProfileConfig").empty());
+}
+
 TEST(WebhookProfileProvider, AnswerMustBeOneJsonObjectWithinTheSizeCap) {
   FakeWebhook webhook;
   auto options = TestOptions();

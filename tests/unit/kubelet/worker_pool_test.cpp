@@ -137,6 +137,31 @@ TEST(WorkerPoolTest, RunningTasksAreToldWhenTheDeadlinePasses) {
   EXPECT_EQ(stopped.load(), 2);
 }
 
+// A task that ignores its stop (a blocking call with no way to interrupt
+// it) holds the caller only for the grace period; it finishes on its
+// thread later, and the pool keeps serving.
+TEST(WorkerPoolTest, ATaskThatIgnoresItsStopIsLeftBehindAfterTheGrace) {
+  WorkerPool pool(2, "test-pool");
+  Gate release, finished;
+  std::atomic<bool> saw_stop{false};
+  std::vector<WorkerPool::Task> tasks;
+  tasks.push_back([&](std::stop_token stop) {
+    release.Wait();
+    saw_stop = stop.stop_requested();
+    finished.Open();
+  });
+  tasks.push_back([](std::stop_token) {});
+  EXPECT_EQ(pool.RunBatch(std::move(tasks), Clock::now() + std::chrono::milliseconds(20),
+                          std::chrono::milliseconds(30)),
+            1U);
+  std::atomic<int> ran{0};
+  EXPECT_EQ(pool.RunBatch({[&](std::stop_token) { ++ran; }}, kNoDeadline), 0U);
+  EXPECT_EQ(ran.load(), 1);
+  release.Open();
+  EXPECT_TRUE(finished.Wait());
+  EXPECT_TRUE(saw_stop);
+}
+
 TEST(WorkerPoolTest, ExceptionsInTasksDoNotEscape) {
   WorkerPool pool(2, "test-pool");
   std::atomic<int> ran{0};

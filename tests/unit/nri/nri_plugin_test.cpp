@@ -371,6 +371,49 @@ TEST_F(NriPluginTest, PodsWithClaimsAreReportedForClaimStatusAndHooksObserved) {
   EXPECT_NE(std::find(observed.begin(), observed.end(), "Configure success"), observed.end());
 }
 
+// A teardown that cannot bring a netdev home never fails the runtime, and
+// is reported (the daemon makes it a NetworkRestoreFailed Event), at
+// StopPodSandbox and for a pod whose namespace vanished.
+TEST_F(NriPluginTest, FailedTeardownIsReportedWithTheReason) {
+  StartRuntime();
+  const auto pod = FakeNriRuntime::MakePod("pod-r", "ml", "r-0", "/var/run/netns/cni-r");
+  auto plan = Gb300Plan(pod.uid());
+  inject::NetdevPlan netdev;
+  netdev.device_name = "pci-0000-8a-00-0";
+  netdev.host_if_name = "gpu0rdma0";
+  plan.netdevs.push_back(netdev);
+  claims_.Put({plan});
+  std::vector<nri::PodNetworkOutcome> reported;
+  std::mutex mu;
+  nri::NriPluginOptions opts;
+  opts.socket_path = dir_.path() + "/nri.sock";
+  opts.restore_failure_reporter = [&](const nri::PodNetworkOutcome& o) {
+    std::lock_guard lock(mu);
+    reported.push_back(o);
+  };
+  opts.netns_check_period = 10ms;
+  plugin_ = std::make_unique<nri::NriPlugin>(opts, claims_, applier_, log_);
+  plugin_->Start();
+  Connect();
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod).ok());
+  applier_.FailDetachWith("netdev gpu0rdma0 cannot be found: nothing on the host was changed");
+  EXPECT_TRUE(runtime_->StopPodSandbox(pod).ok());
+  applier_.Vanish({{pod.uid(), "ml", "r-0", "/var/run/netns/cni-r"}});
+  auto count = [&] {
+    std::lock_guard lock(mu);
+    return reported.size();
+  };
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (count() < 2 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+  std::lock_guard lock(mu);
+  ASSERT_EQ(reported.size(), 2u);
+  for (const auto& r : reported) {
+    EXPECT_EQ(r.pod_uid, pod.uid());
+    EXPECT_EQ(r.pod_name, "r-0");
+    EXPECT_NE(r.error.find("gpu0rdma0 cannot be found"), std::string::npos) << r.error;
+  }
+}
+
 TEST_F(NriPluginTest, PodEventsArriveAsDedicatedRpcs) {
   StartRuntime();
   const auto pod = FakeNriRuntime::MakePod("pod-a4", "ml", "a4-0", "/var/run/netns/cni-a4");

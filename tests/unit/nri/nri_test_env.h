@@ -51,6 +51,12 @@ class RecordingApplier : public inject::PodNetnsApplier {
   void DetachNetdevs(const inject::PodSandboxRef& pod, const std::vector<inject::ClaimPlan>& plans) override {
     std::lock_guard lock(mu_);
     calls_.push_back({"detach", pod, plans.size()});
+    if (!fail_detach_with_.empty()) throw inject::InjectError(fail_detach_with_);
+  }
+  // Detaches fail from now on.
+  void FailDetachWith(std::string message) {
+    std::lock_guard lock(mu_);
+    fail_detach_with_ = std::move(message);
   }
 
   void AdoptPod(const inject::PodSandboxRef& pod, const std::vector<inject::ClaimPlan>& plans) override {
@@ -115,6 +121,7 @@ class RecordingApplier : public inject::PodNetnsApplier {
   std::condition_variable cv_;
   bool hold_ = false;
   std::string fail_with_;
+  std::string fail_detach_with_;
   bool fail_rdma_ = false;
   std::vector<Call> calls_;
   std::vector<inject::PodSandboxRef> vanished_;
