@@ -249,6 +249,76 @@ TEST_F(NodeReportingTest, A4NetdevStatusHasNetworkDataAndAFailedAttachIsAnEventO
   if (HasFailure()) std::cout << node.daemon().Log();
 }
 
+// Claims written to do harm, sent by the kubelet to the real dranetd on A4
+// with real netdevs: each is refused at prepare, naming why, and the node's
+// network is as it was.
+TEST_F(NodeReportingTest, HostileClaimsAreRefusedAtPrepareAndTheNodeIsUntouched) {
+  if (const auto why = netlab::NetnsUnavailableReason(); !why.empty()) GTEST_SKIP() << why;
+  FaultNode node({DRANETD_BINARY, fs::path(DRANET_TEST_NODES_DIR) / "a4-highgpu-8g", /*real_netdevs=*/true});
+  Start(node);
+  ASSERT_TRUE(node.Run(Step::kPrepare).ok) << node.daemon().Log();
+  const auto if_names = PublishedIfNames(node.api().ListObjects(kSlices));
+  const auto held = AllocatedDevices(Claim(node, "claim-a"));
+  const auto taken = AllocatedDevices(Claim(node, "claim-b"));
+  std::string free_device;
+  for (const auto& [device, if_name] : if_names)
+    if (std::find(held.begin(), held.end(), device) == held.end() &&
+        std::find(taken.begin(), taken.end(), device) == taken.end())
+      free_device = device;
+  ASSERT_FALSE(free_device.empty());
+  // The MAC of claim-b's NIC, as the node has it.
+  const std::string victim = if_names.at(taken.at(0));
+  std::string victim_mac;
+  {
+    FILE* out = ::popen(("ip -o link show " + victim).c_str(), "r");
+    ASSERT_NE(out, nullptr);
+    char line[1024] = {};
+    const std::string text = std::fgets(line, sizeof line, out) ? line : "";
+    ::pclose(out);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(text, m, std::regex("link/ether ([0-9a-f:]{17})"))) << text;
+    victim_mac = m[1];
+  }
+  const std::string network_before = node.NodeNetwork();
+
+  auto claim = [&](const std::string& name, const std::string& device, const std::string& config, bool admin) {
+    auto doc = Parse(AllocatedClaim(name, kNode, {device}, "pod-" + name));
+    auto& allocator = doc.GetAllocator();
+    auto& allocation = doc["status"]["allocation"]["devices"];
+    if (admin) allocation["results"][0].AddMember("adminAccess", true, allocator);
+    if (!config.empty()) {
+      rapidjson::Document entry;
+      entry.Parse((R"({"source":"FromClaim","requests":["nic"],"opaque":{"driver":"dra.net","parameters":)" + config +
+                   "}}")
+                      .c_str());
+      rapidjson::Value list(rapidjson::kArrayType);
+      list.PushBack(rapidjson::Value(entry, allocator), allocator);
+      allocation.AddMember("config", list, allocator);
+    }
+    rapidjson::StringBuffer text;
+    rapidjson::Writer<rapidjson::StringBuffer> writer(text);
+    doc.Accept(writer);
+    const auto stored = Parse(node.api().PutObject(kClaims, text.GetString()));
+    const fakes::KubeletClaim request{"ml", name, stored["metadata"]["uid"].GetString()};
+    return node.kubelet().Prepare(kDriver, node.dra_api(), {request}).at(request.uid).error;
+  };
+  auto refused = [&](const std::string& error, const std::string& why) {
+    EXPECT_NE(error.find(why), std::string::npos) << "wanted \"" << why << "\" in: " << error;
+  };
+  refused(claim("mac-thief", free_device, R"({"interface":{"hardwareAddr":")" + victim_mac + R"("}})", false),
+          "which node netdev " + victim + " already has");
+  refused(claim("multicast-mac", free_device, R"({"interface":{"hardwareAddr":"01:00:5e:00:00:01"}})", false),
+          "a multicast address");
+  refused(claim("second-holder", held.at(0), "", false), "is a netdev that claim ml/claim-a");
+  refused(claim("admin", free_device, "", true), "adminAccess is not supported");
+  refused(claim("sysctl-name", free_device, R"({"interface":{"name":"all"}})", false),
+          "reserved in every network namespace");
+  EXPECT_EQ(node.NodeNetwork(), network_before);
+  // The claims that were prepared still run their pods.
+  EXPECT_TRUE(node.Run(Step::kRunPodA).ok) << node.daemon().Log();
+  if (HasFailure()) std::cout << node.daemon().Log();
+}
+
 // Device name -> its attributes in the published slices, as compact JSON.
 std::map<std::string, std::string> PublishedAttributes(FaultNode& node) {
   std::map<std::string, std::string> out;
