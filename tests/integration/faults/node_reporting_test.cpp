@@ -28,6 +28,7 @@
 #include <set>
 #include <sstream>
 
+#include "fake_webhook.h"
 #include "fault_harness.h"
 
 namespace dranet::faults {
@@ -249,6 +250,52 @@ TEST_F(NodeReportingTest, A4NetdevStatusHasNetworkDataAndAFailedAttachIsAnEventO
   if (HasFailure()) std::cout << node.daemon().Log();
 }
 
+// Puts claim `name`, allocated `device` (adminAccess when `admin`) with
+// opaque config `config` (JSON; none when empty), and has the kubelet
+// prepare it with `deadline`. Throws when the kubelet's call fails (its
+// deadline passed before dranetd answered).
+fakes::KubeletPrepareResult PrepareNewClaim(FaultNode& node, const std::string& name, const std::string& device,
+                                            const std::string& config, bool admin,
+                                            std::chrono::milliseconds deadline = std::chrono::seconds(45)) {
+  auto doc = Parse(AllocatedClaim(name, kNode, {device}, "pod-" + name));
+  auto& allocator = doc.GetAllocator();
+  auto& allocation = doc["status"]["allocation"]["devices"];
+  if (admin) allocation["results"][0].AddMember("adminAccess", true, allocator);
+  if (!config.empty()) {
+    rapidjson::Document entry;
+    entry.Parse((R"({"source":"FromClaim","requests":["nic"],"opaque":{"driver":"dra.net","parameters":)" + config +
+                 "}}")
+                    .c_str());
+    rapidjson::Value list(rapidjson::kArrayType);
+    list.PushBack(rapidjson::Value(entry, allocator), allocator);
+    allocation.AddMember("config", list, allocator);
+  }
+  rapidjson::StringBuffer text;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(text);
+  doc.Accept(writer);
+  const auto stored = Parse(node.api().PutObject(kClaims, text.GetString()));
+  const fakes::KubeletClaim request{"ml", name, stored["metadata"]["uid"].GetString()};
+  return node.kubelet().Prepare(kDriver, node.dra_api(), {request}, deadline).at(request.uid);
+}
+
+// A profile webhook that never answers: dranetd stops its call at the
+// kubelet's deadline (less its margin) and answers, instead of holding the
+// call for the webhook's own 10 s timeout while the kubelet gives up at 6 s.
+TEST_F(NodeReportingTest, AHangingProfileWebhookIsStoppedByTheKubeletsDeadline) {
+  fakes::FakeWebhook webhook;
+  webhook.SetProfileAnswer("acme.com/slow", {200, "{}", /*hang=*/true});
+  FaultNode slow({DRANETD_BINARY, fs::path(DRANET_TEST_NODES_DIR) / "nd-gb300-v6", false,
+                  {"--profile-provider", "webhook", "--webhook-url", webhook.url()}});
+  Start(slow);
+  fakes::KubeletPrepareResult answer;
+  ASSERT_NO_THROW(answer = PrepareNewClaim(slow, "slow-profile", "pci-0101-00-00-0", R"({"profile":"acme.com/slow"})",
+                                           false, std::chrono::seconds(6)))
+      << "the kubelet's call ran out before dranetd answered\n" << slow.daemon().Log();
+  EXPECT_NE(answer.error.find("stopped: the call's deadline passed"), std::string::npos) << answer.error;
+  EXPECT_TRUE(answer.devices.empty());
+  EXPECT_EQ(webhook.Requests("/GetProfileConfig").size(), 1u);
+}
+
 // Claims written to do harm, sent by the kubelet to the real dranetd on A4
 // with real netdevs: each is refused at prepare, naming why, and the node's
 // network is as it was.
@@ -282,25 +329,7 @@ TEST_F(NodeReportingTest, HostileClaimsAreRefusedAtPrepareAndTheNodeIsUntouched)
   const std::string network_before = node.NodeNetwork();
 
   auto claim = [&](const std::string& name, const std::string& device, const std::string& config, bool admin) {
-    auto doc = Parse(AllocatedClaim(name, kNode, {device}, "pod-" + name));
-    auto& allocator = doc.GetAllocator();
-    auto& allocation = doc["status"]["allocation"]["devices"];
-    if (admin) allocation["results"][0].AddMember("adminAccess", true, allocator);
-    if (!config.empty()) {
-      rapidjson::Document entry;
-      entry.Parse((R"({"source":"FromClaim","requests":["nic"],"opaque":{"driver":"dra.net","parameters":)" + config +
-                   "}}")
-                      .c_str());
-      rapidjson::Value list(rapidjson::kArrayType);
-      list.PushBack(rapidjson::Value(entry, allocator), allocator);
-      allocation.AddMember("config", list, allocator);
-    }
-    rapidjson::StringBuffer text;
-    rapidjson::Writer<rapidjson::StringBuffer> writer(text);
-    doc.Accept(writer);
-    const auto stored = Parse(node.api().PutObject(kClaims, text.GetString()));
-    const fakes::KubeletClaim request{"ml", name, stored["metadata"]["uid"].GetString()};
-    return node.kubelet().Prepare(kDriver, node.dra_api(), {request}).at(request.uid).error;
+    return PrepareNewClaim(node, name, device, config, admin).error;
   };
   auto refused = [&](const std::string& error, const std::string& why) {
     EXPECT_NE(error.find(why), std::string::npos) << "wanted \"" << why << "\" in: " << error;
