@@ -142,17 +142,21 @@ if [[ $(id -u) == 0 ]]; then
   # what nobody reads besides the locked file lies in $tmp.
   cp "$claims" "$tmp/claims.yaml"
   chmod 644 "$tmp/claims.yaml"
+  # The node too: a --host-root nobody cannot read is refused before the
+  # --gpu-slices file is looked at.
+  cp -a "$node" "$tmp/node"
+  chmod -R a+rX "$tmp/node"
   "${as[@]}" "$ctl" version >/dev/null 2>&1 || as=(skip)
 fi
 [[ ${as[0]:-} != skip ]] && cases+=("$tmp/locked/unreadable.yaml|cannot read: Permission denied")
 for c in "${cases[@]}"; do
   file=${c%%|*} want="dranetctl: --gpu-slices $file: ${c#*|}"
-  run=() templates=$claims
-  [[ $file == */unreadable.yaml ]] && run=("${as[@]}") templates=$tmp/claims.yaml
+  run=() templates=$claims root=$node
+  [[ $file == */unreadable.yaml ]] && run=("${as[@]}") templates=$tmp/claims.yaml root=$tmp/node
   for cmd in templates "simulate -f $templates"; do
     rc=0
     # shellcheck disable=SC2086
-    out=$(${run[@]+"${run[@]}"} "$ctl" $cmd --host-root "$node" --gpu-slices "$file" 2>"$tmp/err") || rc=$?
+    out=$(${run[@]+"${run[@]}"} "$ctl" $cmd --host-root "$root" --gpu-slices "$file" 2>"$tmp/err") || rc=$?
     [[ $rc == 1 ]] || fail "$cmd --gpu-slices $file: rc=$rc, want 1"
     [[ -z $out ]] || fail "$cmd --gpu-slices $file printed: $out"
     grep -qF -- "$want" "$tmp/err" || fail "$cmd --gpu-slices $file: want '$want', got: $(cat "$tmp/err")"
