@@ -23,7 +23,13 @@ jobs=${JOBS:-$(nproc)}
 status=0
 t0=$(date +%s)
 
-cmake -S . -B "$asan_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# -O0 -g1: the instrumented build compiles about 5x faster than at -O2 -g
+# (status_server.cpp: 29 s against 154 s; dra_service_test.cpp: 17 s against
+# 94 s, gcc 12 on 2 cores), and -g1's line tables are all a sanitizer report
+# needs. The tests wait on sockets and processes far more than they compute,
+# so -O0 costs them little. Debug also keeps assert()s on.
+cmake -S . -B "$asan_build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_C_FLAGS_DEBUG="-O0 -g1" -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" \
   -DCMAKE_C_COMPILER="${ASAN_CC:-gcc}" -DCMAKE_CXX_COMPILER="${ASAN_CXX:-g++}" \
   -DDRANET_SANITIZE=address,undefined -DDRANET_WERROR=ON -DDRANET_BUILD_BENCH=OFF \
   -DCMAKE_CXX_FLAGS="-Wno-error=maybe-uninitialized"
@@ -39,12 +45,18 @@ export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/fuzz/lsan.supp:print
 # -LE packaging: the packaging tests check which shared libraries the
 # binaries need; a sanitized binary needs libasan/libubsan, which is the
 # point of this build, not a packaging bug.
-ctest --test-dir "$asan_build" --output-on-failure -j"$jobs" --timeout 900 -LE packaging || status=$?
+#
+# -LE cluster: the real-Kubernetes suite (tests/cluster) runs dranetd from an
+# image of the normal build; it runs in scripts/test.sh, not again here.
+ctest --test-dir "$asan_build" --output-on-failure -j"$jobs" --timeout 900 -LE 'packaging|cluster' || status=$?
 t2=$(date +%s)
 echo "sanitize.sh: stage 1 (gcc ASan+UBSan): build $((t1 - t0))s, ctest $((t2 - t1))s"
 
 if [[ -z "${SKIP_FUZZ:-}" ]]; then
+  # -O1 -g1, as libFuzzer's documentation builds targets: faster to compile
+  # than -O2 -g, and still fast enough for FUZZ_SECONDS of fuzzing.
   cmake -S . -B "$fuzz_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DCMAKE_C_COMPILER="${CLANG_CC:-clang-16}" -DCMAKE_CXX_COMPILER="${CLANG_CXX:-clang++-16}" \
     -DDRANET_SANITIZE=address,undefined -DDRANET_FUZZ=ON -DDRANET_BUILD_BENCH=OFF \
     -DDRANET_FUZZ_SECONDS="${FUZZ_SECONDS:-20}"

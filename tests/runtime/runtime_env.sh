@@ -24,6 +24,9 @@ readonly SCRIPT_DIR
 # debian_fetch_current, debian_fetch: download and unpack Debian packages.
 # shellcheck source-path=SCRIPTDIR source=../../scripts/debian_fetch.sh
 source "${SCRIPT_DIR}/../../scripts/debian_fetch.sh"
+# oci_arch, sha256_of, make_image: OCI image tarballs without a container engine.
+# shellcheck source-path=SCRIPTDIR source=../../packaging/images/oci_layout.sh
+source "${SCRIPT_DIR}/../../packaging/images/oci_layout.sh"
 
 # Never keep a working directory inside a run directory: `stop` treats
 # processes whose cwd is under RUN_DIR as part of the run.
@@ -39,6 +42,11 @@ DEBIAN_MIRROR="${DRANET_RUNTIME_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 DEBIAN_KEYRING="${DRANET_RUNTIME_DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}"
 CNI_BRIDGE_DEFAULT="${DRANET_RUNTIME_BRIDGE:-drntcni0}"
 CNI_SUBNET_DEFAULT="${DRANET_RUNTIME_SUBNET:-10.231.0.0/24}"
+# Where a node keeps them, for a run that stands in for a whole node
+# (tests/cluster): the NRI socket at this path instead of RUN_DIR/nri.sock,
+# and pod network namespaces under /var/run/netns instead of the state dir.
+NRI_SOCKET_OVERRIDE="${DRANET_RUNTIME_NRI_SOCKET:-}"
+NETNS_UNDER_STATE="${DRANET_RUNTIME_NETNS_UNDER_STATE:-true}"
 
 # Package name / Debian suite. containerd >= 1.7 is the first with NRI, so it
 # (and the CNI plugins and CRI api of the same era) come from trixie; its
@@ -116,76 +124,6 @@ cmd_fetch() {
 # ---------------------------------------------------------------------------
 # images
 # ---------------------------------------------------------------------------
-
-# Go/OCI architecture name of this machine.
-oci_arch() {
-    local a
-    a=$(dpkg --print-architecture 2>/dev/null || uname -m)
-    case ${a} in
-        amd64 | x86_64) echo amd64 ;;
-        arm64 | aarch64) echo arm64 ;;
-        ppc64el | ppc64le) echo ppc64le ;;
-        s390x) echo s390x ;;
-        riscv64) echo riscv64 ;;
-        *) die "unsupported architecture ${a}" ;;
-    esac
-}
-
-sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
-size_of() { stat -c %s "$1"; }
-
-# Store file $2 as a blob of the OCI layout $1; print its digest.
-add_blob() {
-    local layout=$1 file=$2 digest
-    digest=$(sha256_of "${file}")
-    mkdir -p "${layout}/blobs/sha256"
-    cp "${file}" "${layout}/blobs/sha256/${digest}"
-    echo "${digest}"
-}
-
-# make_image OUT_TAR NAME ROOTFS_DIR CONFIG_JSON_FRAGMENT
-# Packs ROOTFS_DIR as a single uncompressed layer into an OCI image layout
-# (oci-layout, index.json, blobs/sha256/) and tars the layout up for
-# `ctr images import`. The tar is reproducible (sorted, mtime 0, uid 0).
-make_image() {
-    local out=$1 name=$2 rootfs=$3 config=$4
-    local work arch layout layer_digest layer_size cfg_digest cfg_size man_digest man_size
-    work=$(mktemp -d "${out}.build.XXXXXX")
-    layout="${work}/layout"
-    mkdir -p "${layout}"
-    arch=$(oci_arch)
-
-    local tarflags=(--sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 --format=gnu)
-    local entries=() e
-    for e in "${rootfs}"/*; do
-        entries+=("${e##*/}")
-    done
-    tar -C "${rootfs}" "${tarflags[@]}" -cf "${work}/layer.tar" -- "${entries[@]}"
-    layer_digest=$(add_blob "${layout}" "${work}/layer.tar")
-    layer_size=$(size_of "${work}/layer.tar")
-
-    # CRI only runs images whose platform matches the node: set os/arch in
-    # both the config and the index entry.
-    printf '{"architecture":"%s","os":"linux","created":"1970-01-01T00:00:00Z","config":%s,"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"1970-01-01T00:00:00Z","created_by":"runtime_env.sh"}]}' \
-        "${arch}" "${config}" "${layer_digest}" >"${work}/config.json"
-    cfg_digest=$(add_blob "${layout}" "${work}/config.json")
-    cfg_size=$(size_of "${work}/config.json")
-
-    printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%s}]}' \
-        "${cfg_digest}" "${cfg_size}" "${layer_digest}" "${layer_size}" >"${work}/manifest.json"
-    man_digest=$(add_blob "${layout}" "${work}/manifest.json")
-    man_size=$(size_of "${work}/manifest.json")
-
-    # io.containerd.image.name gives `ctr images import` the full image name;
-    # org.opencontainers.image.ref.name is the OCI-standard tag.
-    printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"platform":{"architecture":"%s","os":"linux"},"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"}}]}' \
-        "${man_digest}" "${man_size}" "${arch}" "${name}" "${name##*:}" >"${layout}/index.json"
-    printf '{"imageLayoutVersion":"1.0.0"}' >"${layout}/oci-layout"
-
-    tar -C "${layout}" "${tarflags[@]}" -cf "${work}/image.tar" oci-layout index.json blobs
-    mv "${work}/image.tar" "${out}"
-    rm -rf "${work}"
-}
 
 build_pause_image() {
     local images=$1 pause_bin=$2 rootfs="$1/rootfs-pause"
@@ -321,7 +259,7 @@ disabled_plugins = [
   [plugins."io.containerd.nri.v1.nri"]
     disable = false
     disable_connections = false
-    socket_path = "${run}/nri.sock"
+    socket_path = "$(cat "${run}/nri_socket")"
     # Pre-installed plugins: none (defaults are /opt/nri/plugins, /etc/nri/conf.d).
     plugin_path = "${run}/nri/plugins"
     plugin_config_path = "${run}/nri/conf.d"
@@ -334,8 +272,9 @@ disabled_plugins = [
     # (-998) on a host without CAP_SYS_RESOURCE:
     # "can't get final child's PID from pipe: EOF".
     restrict_oom_score_adj = true
-    # Pod network namespaces under the state dir, not /var/run/netns.
-    netns_mounts_under_state_dir = true
+    # Pod network namespaces under the state dir, not /var/run/netns
+    # (unless DRANET_RUNTIME_NETNS_UNDER_STATE=false).
+    netns_mounts_under_state_dir = ${NETNS_UNDER_STATE}
     disable_apparmor = true
     enable_selinux = false
     enable_cdi = false
@@ -399,7 +338,7 @@ is_our_containerd() {
 launch_containerd() {
     local cache=$1 run=$2 root="$1/root"
     # Stale sockets would make the readiness check pass too early.
-    rm -f "${run}/containerd.sock" "${run}/containerd.sock.ttrpc" "${run}/debug.sock" "${run}/nri.sock"
+    rm -f "${run}/containerd.sock" "${run}/containerd.sock.ttrpc" "${run}/debug.sock" "$(cat "${run}/nri_socket")"
     # The shims find runc and themselves through PATH. All descriptors above
     # stderr are closed so a caller reading our stdout/pipes is not held open.
     (
@@ -432,7 +371,7 @@ wait_containerd() {
             && plugins=$("${ctr}" -a "${run}/containerd.sock" plugins ls 2>/dev/null); then
             status=$(awk '($1 == "io.containerd.grpc.v1" && $2 == "cri") || ($1 == "io.containerd.nri.v1" && $2 == "nri") {print $2 "=" $NF}' <<<"${plugins}" | sort | paste -sd' ')
             case ${status} in
-                "cri=ok nri=ok") [[ -S ${run}/nri.sock ]] && return 0 ;;
+                "cri=ok nri=ok") [[ -S $(cat "${run}/nri_socket") ]] && return 0 ;;
                 *error*) fail_with_log "${run}" "containerd plugins failed to load: ${status}" ;;
             esac
         fi
@@ -470,7 +409,7 @@ print_env() {
     local cache=$1 run=$2
     cat <<EOF
 CONTAINERD_SOCKET=${run}/containerd.sock
-NRI_SOCKET=${run}/nri.sock
+NRI_SOCKET=$(cat "${run}/nri_socket")
 CTR=${cache}/root/usr/bin/ctr
 PAUSE_IMAGE=${PAUSE_IMAGE}
 BUSYBOX_IMAGE=${BUSYBOX_IMAGE}
@@ -530,6 +469,17 @@ cmd_start() {
     echo "${CNI_BRIDGE_DEFAULT}" >"${run}/bridge"
     echo "${CNI_SUBNET_DEFAULT}" >"${run}/subnet"
     echo "${network}" >"${run}/cni_network"
+    echo "${NRI_SOCKET_OVERRIDE:-${run}/nri.sock}" >"${run}/nri_socket"
+    if [[ -n ${NRI_SOCKET_OVERRIDE} ]]; then
+        [[ -d ${NRI_SOCKET_OVERRIDE%/*} ]] || echo "${NRI_SOCKET_OVERRIDE%/*}" >"${run}/nri_socket_dir_created"
+        mkdir -p "${NRI_SOCKET_OVERRIDE%/*}"
+    fi
+    if [[ ${NETNS_UNDER_STATE} != true ]]; then
+        # stop removes the pod namespaces this run leaves in /var/run/netns.
+        [[ -d /var/run/netns ]] || : >"${run}/netns_dir_created"
+        find /var/run/netns -mindepth 1 -maxdepth 1 2>/dev/null >"${run}/netns-preexisting" || true
+        : >>"${run}/netns-preexisting"
+    fi
 
     mkdir -p "${run}"/{root,state,tmp,runc,opt,nri/plugins,nri/conf.d,cni/net.d,cni/ipam}
     # RUN_DIR is a shared mount, as / is on a node booted by systemd: a
@@ -822,6 +772,28 @@ sandbox_ids() {
     done | sort -u
 }
 
+# For a run with DRANET_RUNTIME_NRI_SOCKET / DRANET_RUNTIME_NETNS_UNDER_STATE=false:
+# the pod network namespaces that appeared in /var/run/netns during the run
+# (a killed containerd leaves them mounted), the NRI socket and the
+# directories the run created for them.
+remove_system_netns_and_nri() {
+    local run=$1 ns nri
+    if [[ -f ${run}/netns-preexisting ]]; then
+        for ns in /var/run/netns/*; do
+            [[ -e ${ns} ]] || continue
+            grep -qxF "${ns}" "${run}/netns-preexisting" && continue
+            umount "${ns}" 2>/dev/null || umount -l "${ns}" 2>/dev/null || true
+            rm -f "${ns}"
+        done
+        [[ -f ${run}/netns_dir_created ]] && rmdir /var/run/netns 2>/dev/null || true
+    fi
+    nri=$(cat "${run}/nri_socket" 2>/dev/null) || nri=""
+    if [[ -n ${nri} && ${nri} != "${run}/"* ]]; then
+        rm -f "${nri}"
+        [[ -f ${run}/nri_socket_dir_created ]] && rmdir "$(cat "${run}/nri_socket_dir_created")" 2>/dev/null || true
+    fi
+}
+
 was_preexisting() {
     grep -qxF "$2" "$1/preexisting" 2>/dev/null
 }
@@ -852,6 +824,7 @@ cmd_stop() {
     mapfile -t -O "${#sockets[@]}" sockets < <(shim_sockets "${run}")
 
     unmount_run "${run}"
+    remove_system_netns_and_nri "${run}"
     remove_cgroups "${run}/.cgroups"
     remove_new_cgroups "${run}"
 

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Least privilege from a kube-apiserver audit log (JSON lines, level Metadata).
+
+    audit_check.py --audit-log FILE --clusterrole ROLE.json --user USER
+
+Fails (exit 1) when a request of USER was answered 403, or is a resource
+request that no rule of the ClusterRole allows (a rule the cluster would need
+from some other binding). Prints what USER did (verb, resource, count) and
+each rule verb it never used.
+
+Writing a ResourceClaim's status on Kubernetes 1.36 and later is also checked
+against `resourceclaims/driver` with the verb prefixed `associated-node:`
+(granular status authorization); the audit log records only the status
+request, so a status write that succeeded counts as a use of that rule too.
+"""
+import argparse
+import collections
+import json
+import sys
+
+
+def rule_allows(rule, verb, group, resource, name):
+    if "*" not in rule.get("verbs", []) and verb not in rule.get("verbs", []):
+        return False
+    if "*" not in rule.get("apiGroups", []) and group not in rule.get("apiGroups", []):
+        return False
+    if "*" not in rule.get("resources", []) and resource not in rule.get("resources", []):
+        return False
+    names = rule.get("resourceNames") or []
+    return not names or name in names
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--audit-log", required=True)
+    ap.add_argument("--clusterrole", required=True)
+    ap.add_argument("--user", required=True)
+    args = ap.parse_args()
+
+    rules = json.load(open(args.clusterrole)).get("rules", [])
+    used = set()  # (rule index, verb)
+    seen = collections.Counter()
+    problems = []
+    status_written = False
+    for line in open(args.audit_log):
+        event = json.loads(line)
+        if event.get("user", {}).get("username") != args.user:
+            continue
+        # A watch is counted when it starts (one still open at the end has
+        # no ResponseComplete); every other request when it completes.
+        stage, code = event.get("stage"), event.get("responseStatus", {}).get("code", 0)
+        if event["verb"] == "watch":
+            if not (stage == "ResponseStarted" or (stage == "ResponseComplete" and code >= 400)):
+                continue
+        elif stage != "ResponseComplete":
+            continue
+        verb = event["verb"]
+        ref = event.get("objectRef")
+        if ref is None:  # discovery and other non-resource URLs
+            what = f"{verb} {event['requestURI'].split('?')[0]}"
+            seen[(what, code)] += 1
+            if code == 403:
+                problems.append(f"403 for {what}")
+            continue
+        group = ref.get("apiGroup", "")
+        resource = ref.get("resource", "") + ("/" + ref["subresource"] if ref.get("subresource") else "")
+        name = ref.get("name", "")
+        what = f"{verb} {group or 'core'}/{resource}"
+        seen[(what, code)] += 1
+        if code == 403:
+            problems.append(f"403 for {what} {ref.get('namespace', '')}/{name}")
+        allowing = [i for i, r in enumerate(rules) if rule_allows(r, verb, group, resource, name)]
+        if not allowing:
+            problems.append(f"no rule of the ClusterRole allows {what} (name {name!r})")
+        for i in allowing:
+            used.add((i, verb))
+        if resource == "resourceclaims/status" and verb in ("patch", "update") and 200 <= code < 300:
+            status_written = True
+            for i, r in enumerate(rules):
+                if "resourceclaims/driver" in r.get("resources", []):
+                    used.add((i, "associated-node:" + verb))
+
+    print(f"requests of {args.user}:")
+    for (what, code), n in sorted(seen.items()):
+        print(f"  {n:5d}  {what}  -> {code}")
+    unused = [(i, v) for i, r in enumerate(rules) for v in r.get("verbs", []) if (i, v) not in used]
+    print("rule verbs never used in this run:" if unused else "every rule verb was used")
+    for i, v in unused:
+        r = rules[i]
+        print(f"  {v} {','.join(r.get('apiGroups', [])) or 'core'}/{','.join(r.get('resources', []))}")
+    if not status_written:
+        print("no claim status was written in this run")
+    for p in problems:
+        print("PROBLEM:", p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
