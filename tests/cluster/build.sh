@@ -23,6 +23,8 @@ export GOTOOLCHAIN=local GOFLAGS=-mod=mod
 log() { printf 'cluster/build: %s\n' "$*" >&2; }
 skip() { log "skipped: $*"; exit 77; }
 
+# Go's own tarball installs to /usr/local/go, often not on a non-login PATH.
+command -v go >/dev/null || { [[ -x /usr/local/go/bin/go ]] && PATH=/usr/local/go/bin:$PATH; }
 command -v go >/dev/null || skip "no 'go' on PATH (Go 1.26 or newer builds the Kubernetes components)"
 go_version=$(go env GOVERSION)
 [[ $go_version =~ ^go1\.([0-9]+) ]] && ((BASH_REMATCH[1] >= 26)) \
