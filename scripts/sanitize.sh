@@ -27,7 +27,7 @@ t0=$(date +%s)
 # (status_server.cpp: 29 s against 154 s; dra_service_test.cpp: 17 s against
 # 94 s, gcc 12 on 2 cores), and -g1's line tables are all a sanitizer report
 # needs. The tests wait on sockets and processes far more than they compute,
-# so -O0 costs them little. Debug also keeps assert()s on.
+# so -O0 costs them little.
 cmake -S . -B "$asan_build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_C_FLAGS_DEBUG="-O0 -g1" -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" \
   -DCMAKE_C_COMPILER="${ASAN_CC:-gcc}" -DCMAKE_CXX_COMPILER="${ASAN_CXX:-g++}" \

@@ -32,18 +32,6 @@ file -L "$busybox" 2>/dev/null | grep -q "statically linked" \
 bash "$here/assemble.sh" "$build" "$out/assembled" >"$out/assemble.log"
 assembled=$out/assembled
 
-# copy_libraries ROOTFS FILE...: each shared library the FILEs load, at the
-# path the dynamic loader found it, and the loader itself.
-copy_libraries() {
-  local rootfs=$1 lib
-  shift
-  while read -r lib; do
-    mkdir -p "$rootfs${lib%/*}"
-    cp -L "$lib" "$rootfs$lib"
-  done < <(for f in "$@"; do ldd "$f"; done \
-             | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sort -u)
-}
-
 env_path='"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"'
 while read -r image contents; do
   [[ -z "$image" || "$image" == \#* ]] && continue

@@ -4,6 +4,7 @@
 #   oci_arch                      this machine's OCI architecture (amd64, arm64, ...)
 #   sha256_of FILE, size_of FILE
 #   make_image OUT_TAR NAME ROOTFS_DIR CONFIG_JSON_FRAGMENT
+#   copy_libraries ROOTFS FILE... the shared libraries the FILEs load, into ROOTFS
 # The tarballs are reproducible (sorted entries, mtime 0, owner 0).
 
 # Go/OCI architecture name of this machine.
@@ -74,4 +75,17 @@ make_image() {
     tar -C "${layout}" "${tarflags[@]}" -cf "${work}/image.tar" oci-layout index.json blobs
     mv "${work}/image.tar" "${out}"
     rm -rf "${work}"
+}
+
+# copy_libraries ROOTFS FILE...: each shared library the FILEs load, at the
+# path the dynamic loader found it, and the loader itself (ldd prints
+# "name => /path (addr)" per library and "/path (addr)" for the loader).
+copy_libraries() {
+    local rootfs=$1 lib f
+    shift
+    while read -r lib; do
+        mkdir -p "${rootfs}${lib%/*}"
+        cp -L "${lib}" "${rootfs}${lib}"
+    done < <(for f in "$@"; do ldd "${f}"; done \
+               | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sort -u)
 }

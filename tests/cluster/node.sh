@@ -340,20 +340,6 @@ cluster_pids() {
   done
 }
 
-unmount_under() {
-  local dir=$1 mp round
-  for ((round = 0; round < 5; round++)); do
-    local left=0
-    while read -r mp; do
-      mp=$(printf '%b' "$mp")
-      [[ $mp == "$dir" || $mp == "$dir/"* ]] || continue
-      left=1
-      umount "$mp" 2>/dev/null || umount -l "$mp" 2>/dev/null || true
-    done < <(awk '{print $5}' /proc/self/mountinfo | tac)
-    ((left)) || return 0
-  done
-}
-
 cmd_down() {
   local run=$1 pids i d
   [[ $EUID -eq 0 ]] || die "down needs root"
@@ -372,7 +358,7 @@ cmd_down() {
   # containerd, its shims and every container (runtime_env.sh stop).
   [[ -d $run/containerd ]] && bash "$runtime_env" stop "$run/containerd"
   # Volumes the kubelet mounted (projected tokens, ...).
-  unmount_under /var/lib/kubelet
+  bash "$runtime_env" unmount /var/lib/kubelet
   if grep -qxF /var/lib/kubelet "$run/preexisting" 2>/dev/null; then
     :
   else

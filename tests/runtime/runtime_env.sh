@@ -15,6 +15,7 @@
 #   runtime_env.sh restart CACHE_DIR RUN_DIR         restart containerd only (pods keep running)
 #   runtime_env.sh stop    RUN_DIR                   kill and remove everything of that run
 #   runtime_env.sh binary-image RUN_DIR NAME BINARY import an image of BINARY and its libraries
+#   runtime_env.sh unmount DIR                       unmount everything at or below DIR, deepest first
 #
 # `start`, `restart` and `stop` need root. See README.md next to this script.
 set -euo pipefail
@@ -24,7 +25,7 @@ readonly SCRIPT_DIR
 # debian_fetch_current, debian_fetch: download and unpack Debian packages.
 # shellcheck source-path=SCRIPTDIR source=../../scripts/debian_fetch.sh
 source "${SCRIPT_DIR}/../../scripts/debian_fetch.sh"
-# oci_arch, sha256_of, make_image: OCI image tarballs without a container engine.
+# make_image, copy_libraries: OCI image tarballs without a container engine.
 # shellcheck source-path=SCRIPTDIR source=../../packaging/images/oci_layout.sh
 source "${SCRIPT_DIR}/../../packaging/images/oci_layout.sh"
 
@@ -198,7 +199,7 @@ cmd_images() {
 # containerd of RUN_DIR for CRI. Built under RUN_DIR, so stop removes it.
 cmd_binary_image() {
     [[ $# -eq 3 ]] || die "usage: binary-image RUN_DIR NAME BINARY"
-    local run name binary cache rootfs lib
+    local run name binary cache rootfs
     run=$(abspath "$1") name=$2 binary=$(abspath "$3")
     [[ -e ${run}/${RUN_MARKER} ]] || die "${run} is not a started run directory"
     [[ -x ${binary} ]] || die "${binary} missing or not executable"
@@ -206,11 +207,7 @@ cmd_binary_image() {
     rootfs=$(mktemp -d "${run}/tmp/image.XXXXXX")
     mkdir -p "${rootfs}"/{dev,etc,proc,sys,tmp,usr/bin,var/run}
     install -m 0755 "${binary}" "${rootfs}/usr/bin/${binary##*/}"
-    # ldd prints "name => /path (addr)" per library and "/path (addr)" for the loader.
-    while read -r lib; do
-        mkdir -p "${rootfs}${lib%/*}"
-        cp -L "${lib}" "${rootfs}${lib}"
-    done < <(ldd "${binary}" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sort -u)
+    copy_libraries "${rootfs}" "${binary}"
     make_image "${rootfs}.tar" "${name}" "${rootfs}" \
         "{\"Env\":[\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\"],\"Entrypoint\":[\"/usr/bin/${binary##*/}\"],\"WorkingDir\":\"/\"}"
     "${cache}/root/usr/bin/ctr" -a "${run}/containerd.sock" -n "${CRI_NAMESPACE}" images import \
@@ -773,13 +770,14 @@ sandbox_ids() {
 }
 
 # For a run with DRANET_RUNTIME_NRI_SOCKET / DRANET_RUNTIME_NETNS_UNDER_STATE=false:
-# the pod network namespaces that appeared in /var/run/netns during the run
-# (a killed containerd leaves them mounted), the NRI socket and the
+# the pod network namespaces (containerd names them cni-<uuid>) that appeared
+# in /var/run/netns during the run (a killed containerd leaves them mounted;
+# namespaces others made meanwhile are not touched), the NRI socket and the
 # directories the run created for them.
 remove_system_netns_and_nri() {
     local run=$1 ns nri
     if [[ -f ${run}/netns-preexisting ]]; then
-        for ns in /var/run/netns/*; do
+        for ns in /var/run/netns/cni-*; do
             [[ -e ${ns} ]] || continue
             grep -qxF "${ns}" "${run}/netns-preexisting" && continue
             umount "${ns}" 2>/dev/null || umount -l "${ns}" 2>/dev/null || true
@@ -880,7 +878,7 @@ cmd_stop() {
 # ---------------------------------------------------------------------------
 
 main() {
-    [[ $# -ge 1 ]] || die "usage: $0 fetch|images|start|restart|stop|binary-image ARGS..."
+    [[ $# -ge 1 ]] || die "usage: $0 fetch|images|start|restart|stop|binary-image|unmount ARGS..."
     local sub=$1
     shift
     case ${sub} in
@@ -890,6 +888,11 @@ main() {
         restart) cmd_restart "$@" ;;
         stop) cmd_stop "$@" ;;
         binary-image) cmd_binary_image "$@" ;;
+        unmount)
+            [[ $# -eq 1 ]] || die "usage: unmount DIR"
+            need_root unmount
+            unmount_run "$(abspath "$1")"
+            ;;
         *) die "unknown subcommand '${sub}'" ;;
     esac
 }
