@@ -1,91 +1,50 @@
 #!/usr/bin/env python3
-"""Renders dranet's Kubernetes manifests from the chart's values (python3 + PyYAML).
+"""Writes dranet's generated manifests from the Helm chart, with `helm template` (python3 + PyYAML).
 
-One source of truth: packaging/helm/dranet/values.yaml (defaults) plus, per cloud,
-packaging/deploy/overlays/<cloud>/values.yaml (overrides, also usable with `helm -f`).
-From them this script writes:
+One source of truth: the chart, packaging/helm/dranet/ (templates and values.yaml), plus per
+cloud packaging/deploy/overlays/<cloud>/values.yaml (its overrides, `helm -f` files). Every
+object comes from `helm template`; this script only files them:
 
-  packaging/install.yaml                         the default manifest (= the chart's defaults)
-  packaging/deploy/base/*.yaml                   the kustomize base (no plugin images)
+  packaging/install.yaml                           the chart's defaults
+  packaging/deploy/base/<template>.yaml             the kustomize base (pluginImages: []), one
+                                                    file per chart template, + kustomization.yaml
   packaging/deploy/overlays/<cloud>/kustomization.yaml, daemonset-patch.yaml
-  packaging/deploy/overlays/<cloud>/rendered.yaml  what `kubectl kustomize` of the overlay gives
+                                                    the overlay: the base plus what the cloud's
+                                                    values change in the DaemonSet
+  packaging/deploy/overlays/<cloud>/rendered.yaml   the chart with the cloud's values (what
+                                                    `kubectl kustomize` of the overlay gives)
 
-The Helm templates (packaging/helm/dranet/templates/) build the same objects by hand;
-packaging/README.md lists the tests that keep all of them in step.
+Helm is built from its Go module by scripts/go_tool.sh (cached), or given with --helm or
+$DRANET_HELM.
 
   python3 packaging/render.py           rewrite the generated files
   python3 packaging/render.py --check   exit 1 and name every file that differs (CI)
-  python3 packaging/render.py --values FILE [--values FILE]  print the manifest for those values
+Exit 77 when no Helm can be had (no Go toolchain or module proxy to build it).
 """
 import argparse
 import copy
 import os
-import posixpath
+import subprocess
 import sys
 
 import yaml
 
 PACKAGING = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(PACKAGING)
 CHART = os.path.join(PACKAGING, "helm", "dranet")
 DEPLOY = os.path.join(PACKAGING, "deploy")
 # One overlay per cloud plugin (packaging/images/images.txt: dranet-plugins-<cloud>), then
 # generic (bare metal and other clouds: the chart's defaults).
 CLOUDS = ("alibaba", "aws", "azure", "gcp", "oci", "generic")
-CONTAINER = "dranetd"
-PLUGIN_TARGET = "/dranet-plugins"  # where init containers see the plugin volume
-
-# values.flags key -> (dranetd flag, kind). kind: scalar (always passed), list (one
-# --flag=item per item), joined (one --flag=a,b), optional (omitted when ""/None),
-# nullable (omitted when None, passed even when "").
-FLAGS = [
-    ("hostRoot", "--host-root", "scalar"),
-    ("driverName", "--driver-name", "scalar"),
-    ("kubeconfig", "--kubeconfig", "optional"),
-    ("publish", "--publish", "scalar"),
-    ("resourceApiVersion", "--resource-api-version", "scalar"),
-    ("moveIbInterfaces", "--move-ib-interfaces", "scalar"),
-    ("filter", "--filter", "nullable"),
-    ("metricsAddress", "--metrics-address", "scalar"),
-    ("resyncSeconds", "--resync-seconds", "scalar"),
-    ("inventoryMinPollInterval", "--inventory-min-poll-interval", "scalar"),
-    ("inventoryPollBurst", "--inventory-poll-burst", "scalar"),
-    ("logFormat", "--log-format", "scalar"),
-    ("v", "--v", "scalar"),
-    ("kubeletPlugin", "--kubelet-plugin", "scalar"),
-    ("kubeletRootDir", "--kubelet-root-dir", "scalar"),
-    ("stateDir", "--state-dir", "scalar"),
-    ("nriSocket", "--nri-socket", "scalar"),
-    ("nri", "--nri", "scalar"),
-    ("cdiDir", "--cdi-dir", "scalar"),
-    ("cdi", "--cdi", "scalar"),
-    ("rdmaExclusive", "--rdma-exclusive", "scalar"),
-    ("copyHostRoutes", "--copy-host-routes", "scalar"),
-    ("profileProvider", "--profile-provider", "scalar"),
-    ("webhookUrl", "--webhook-url", "optional"),
-    ("cloudProviderHint", "--cloud-provider-hint", "optional"),
-    ("featureGates", "--feature-gates", "optional"),
-    ("pluginDir", "--plugin-dir", "list"),
-    ("pluginAllow", "--plugin-allow", "joined"),
-    ("pluginDeny", "--plugin-deny", "joined"),
-    ("pluginConfig", "--plugin-config", "list"),
-    ("pluginTimeoutMs", "--plugin-timeout-ms", "scalar"),
-    ("allowNonRootPluginDir", "--allow-non-root-plugin-dir", "scalar"),
-]
-
-# The init container's job, the same for every plugin image: copy /plugins/*.so into the
-# plugin volume, root-owned, 0644 files in a 0755 directory (dranetd refuses a plugin
-# directory that is not root-owned or is group/world-writable; an emptyDir starts 0777).
-COPY_SCRIPT = (
-    "set -eu; found=0; "
-    "for f in /plugins/*.so; do [ -e \"$f\" ] || continue; found=1; "
-    "cp -f \"$f\" %(t)s/; chmod 0644 %(t)s/\"${f##*/}\"; echo \"installed plugin ${f##*/}\"; done; "
-    "chmod 0755 %(t)s; "
-    "[ \"$found\" = 1 ] || { echo 'no /plugins/*.so in this image' >&2; exit 1; }" % {"t": PLUGIN_TARGET})
-
-GENERATED = "# Generated by packaging/render.py from %s; do not edit.\n"
+RELEASE = "dranet"
+GENERATED = "# Generated by packaging/render.py (helm template of helm/dranet%s); do not edit.\n"
 
 
-# ---------------------------------------------------------------- values
+class NoHelm(Exception):
+    """No Helm binary could be found or built."""
+
+
+# ---------------------------------------------------------------- YAML and values
 
 def read_yaml(path):
     with open(path, encoding="utf-8") as f:
@@ -100,7 +59,7 @@ def read_yaml_all(path):
 
 def dump_all(docs):
     """Block-style YAML, one document per object, each opened by `---`; keys keep their
-    insertion order and long strings stay on one line."""
+    order and long strings stay on one line."""
     return yaml.safe_dump_all(docs, explicit_start=True, sort_keys=False, default_flow_style=False,
                               width=float("inf"))
 
@@ -120,283 +79,111 @@ def default_values():
     return read_yaml(os.path.join(CHART, "values.yaml"))
 
 
+def overlay_values_file(cloud):
+    return os.path.join(DEPLOY, "overlays", cloud, "values.yaml")
+
+
 def cloud_values(cloud):
-    return merge(default_values(), read_yaml(os.path.join(DEPLOY, "overlays", cloud, "values.yaml")))
+    return merge(default_values(), read_yaml(overlay_values_file(cloud)))
 
 
-def base_values():
-    values = default_values()
-    values["pluginImages"] = []
-    return values
+# ---------------------------------------------------------------- Helm
+
+def helm_binary():
+    """$DRANET_HELM, else the Helm scripts/go_tool.sh builds from its module (cached)."""
+    if os.environ.get("DRANET_HELM"):
+        return os.environ["DRANET_HELM"]
+    tool = subprocess.run(["bash", os.path.join(SOURCE, "scripts", "go_tool.sh"), "helm"],
+                          stdout=subprocess.PIPE, text=True)
+    if tool.returncode != 0:
+        raise NoHelm("scripts/go_tool.sh helm exited %d (77: no Go toolchain or module proxy)" % tool.returncode)
+    return os.path.join(tool.stdout.strip(), "helm")
 
 
-# ---------------------------------------------------------------- objects
+def helm(*args):
+    """Runs helm; its output, or SystemExit with its error."""
+    out = subprocess.run([helm_binary()] + list(args), capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit("helm %s failed (exit %d):\n%s" % (" ".join(args), out.returncode, out.stderr))
+    return out.stdout
 
-def flag_text(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
-
-def dranetd_args(values):
-    flags = values["flags"]
-    args = ["--plugin-dir=" + values["pluginVolume"]["mountPath"]]
-    for key, flag, kind in FLAGS:
-        value = flags[key]
-        if kind == "list":
-            args += ["%s=%s" % (flag, flag_text(v)) for v in value]
-        elif kind == "joined":
-            if value:
-                args.append("%s=%s" % (flag, ",".join(value)))
-        elif kind == "optional":
-            if value not in ("", None):
-                args.append("%s=%s" % (flag, flag_text(value)))
-        elif kind == "nullable":
-            if value == "":
-                # CLI11 reads `--flag=` as a flag still waiting for its value (it would take
-                # the next argument), so an empty value goes as its own argument.
-                args += [flag, ""]
-            elif value is not None:
-                args.append("%s=%s" % (flag, flag_text(value)))
+def template(values_files=(), extra=()):
+    """`helm template` of the chart: [(template file name, [objects])] in Helm's order."""
+    args = ["template", RELEASE, CHART]
+    for path in values_files:
+        args += ["-f", path]
+    text = helm(*(args + list(extra)))
+    groups = []
+    for chunk in text.split("\n---\n"):
+        source = None
+        for line in chunk.splitlines():
+            if line.startswith("# Source: "):
+                source = os.path.basename(line[len("# Source: "):].strip())
+                break
+        docs = [d for d in yaml.safe_load_all(chunk) if d is not None]
+        if not docs:
+            continue
+        if source is None:
+            raise SystemExit("helm template gave an object without its '# Source:' line: %s" % docs)
+        if groups and groups[-1][0] == source:
+            groups[-1][1].extend(docs)
         else:
-            args.append("%s=%s" % (flag, flag_text(value)))
-    return args
-
-
-def image_ref(image):
-    return "%s/%s:%s" % (image["registry"], image["repository"], image["tag"])
-
-
-def metrics_port(values):
-    address = values["flags"]["metricsAddress"]
-    if address == "off":
-        return None
-    return int(address.rsplit(":", 1)[1])
-
-
-def labels(values):
-    return {"app.kubernetes.io/name": "dranet", "app.kubernetes.io/part-of": "dranet",
-            "app.kubernetes.io/version": values["image"]["tag"]}
-
-
-def host_volume(name, path, mount_path=None, read_only=False, propagation=None):
-    volume = {"name": name, "hostPath": {"path": path, "type": "DirectoryOrCreate"}}
-    mount = {"name": name, "mountPath": mount_path or path}
-    if read_only:
-        mount["readOnly"] = True
-    if propagation:
-        mount["mountPropagation"] = propagation
-    return volume, mount
-
-
-def daemonset(values):
-    flags = values["flags"]
-    root = flags["kubeletRootDir"].rstrip("/")
-    pairs = [
-        # Kubelet dials the sockets by the path dranetd reports: same path inside and out.
-        host_volume("kubelet-plugins", root + "/plugins"),
-        host_volume("kubelet-registry", root + "/plugins_registry"),
-        host_volume("state", flags["stateDir"]),
-        # Pod network namespaces are bind mounts that appear after dranetd starts; without
-        # HostToContainer propagation the container sees empty files it cannot setns() into.
-        host_volume("netns", "/var/run/netns", read_only=True, propagation="HostToContainer"),
-        # RDMA char devices come and go with driver reloads and VF changes.
-        host_volume("dev-infiniband", "/dev/infiniband", read_only=True, propagation="HostToContainer"),
-    ]
-    if flags["nri"]:
-        pairs.append(host_volume("nri", posixpath.dirname(flags["nriSocket"])))
-    if flags["cdi"]:
-        pairs.append(host_volume("cdi", flags["cdiDir"]))
-    volumes = [{"name": "plugins", "emptyDir": {}}] + [v for v, _ in pairs] + list(values["extraVolumes"])
-    mounts = [{"name": "plugins", "mountPath": values["pluginVolume"]["mountPath"], "readOnly": True}] + \
-        [m for _, m in pairs] + list(values["extraVolumeMounts"])
-
-    container = {
-        "name": CONTAINER,
-        "image": image_ref(values["image"]),
-        "imagePullPolicy": values["image"]["pullPolicy"],
-        "command": ["/usr/bin/dranetd"],
-        "args": dranetd_args(values),
-        "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
-    }
-    port = metrics_port(values)
-    if port is not None:
-        container["ports"] = [{"name": "metrics", "containerPort": port, "protocol": "TCP"}]
-        probes = values["probes"]
-        for kind, path in (("startup", "/livez"), ("liveness", "/livez"), ("readiness", "/readyz")):
-            container[kind + "Probe"] = {
-                "httpGet": {"path": path, "port": "metrics"},
-                "periodSeconds": probes[kind]["periodSeconds"],
-                "failureThreshold": probes[kind]["failureThreshold"],
-            }
-    container["resources"] = copy.deepcopy(values["resources"])
-    container["securityContext"] = {
-        "privileged": False,
-        "allowPrivilegeEscalation": False,
-        "readOnlyRootFilesystem": True,
-        "runAsUser": 0,
-        "capabilities": {"drop": ["ALL"], "add": ["NET_ADMIN", "SYS_ADMIN"]},
-        "seccompProfile": {"type": "RuntimeDefault"},
-    }
-    container["volumeMounts"] = mounts
-
-    init_containers = []
-    for plugin in values["pluginImages"]:
-        init_containers.append({
-            "name": "plugins-" + plugin["name"],
-            "image": image_ref(plugin),
-            "imagePullPolicy": plugin["pullPolicy"],
-            "command": ["/bin/sh", "-c", COPY_SCRIPT],
-            "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}},
-            "securityContext": {
-                "privileged": False,
-                "allowPrivilegeEscalation": False,
-                "readOnlyRootFilesystem": True,
-                "runAsUser": 0,
-                "runAsGroup": 0,
-                "capabilities": {"drop": ["ALL"]},
-                "seccompProfile": {"type": "RuntimeDefault"},
-            },
-            "volumeMounts": [{"name": "plugins", "mountPath": PLUGIN_TARGET}],
-        })
-
-    pod_spec = {
-        "serviceAccountName": values["serviceAccount"]["name"],
-        "hostNetwork": True,
-        "dnsPolicy": "ClusterFirstWithHostNet",
-        "priorityClassName": values["priorityClassName"],
-        "terminationGracePeriodSeconds": values["terminationGracePeriodSeconds"],
-    }
-    if values["imagePullSecrets"]:
-        pod_spec["imagePullSecrets"] = copy.deepcopy(values["imagePullSecrets"])
-    if values["nodeSelector"]:
-        pod_spec["nodeSelector"] = copy.deepcopy(values["nodeSelector"])
-    if values["affinity"]:
-        pod_spec["affinity"] = copy.deepcopy(values["affinity"])
-    if values["tolerations"]:
-        pod_spec["tolerations"] = copy.deepcopy(values["tolerations"])
-    if init_containers:
-        pod_spec["initContainers"] = init_containers
-    pod_spec["containers"] = [container]
-    pod_spec["volumes"] = volumes
-
-    pod_labels = merge(labels(values), values["podLabels"])
-    template_meta = {"labels": pod_labels}
-    if values["podAnnotations"]:
-        template_meta["annotations"] = copy.deepcopy(values["podAnnotations"])
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": "dranet", "namespace": values["namespace"], "labels": labels(values)},
-        "spec": {
-            "selector": {"matchLabels": {"app.kubernetes.io/name": "dranet"}},
-            "updateStrategy": copy.deepcopy(values["updateStrategy"]),
-            "template": {"metadata": template_meta, "spec": pod_spec},
-        },
-    }
-
-
-def service_account(values):
-    meta = {"name": values["serviceAccount"]["name"], "namespace": values["namespace"], "labels": labels(values)}
-    if values["serviceAccount"]["annotations"]:
-        meta["annotations"] = copy.deepcopy(values["serviceAccount"]["annotations"])
-    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta}
-
-
-def rbac(values):
-    driver = values["flags"]["driverName"]
-    role = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": {"name": "dranet", "labels": labels(values)},
-        "rules": [
-            # Node UID for the slices' ownerReferences.
-            {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]},
-            # Events on claims and pods (core/v1 events API).
-            {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
-            # The node's ResourceSlices: list+watch (field selector), create, update with
-            # resourceVersion, delete with preconditions, delete-collection to wipe.
-            {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"],
-             "verbs": ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]},
-            # Claims are read at prepare time (cache fed by a watch).
-            {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get", "list", "watch"]},
-            # status.devices (server-side apply).
-            {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims/status"], "verbs": ["patch", "update"]},
-            # Clusters that authorize node-local drivers' status writes per driver.
-            {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims/driver"], "resourceNames": [driver],
-             "verbs": ["associated-node:patch", "associated-node:update"]},
-        ],
-    }
-    binding = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRoleBinding",
-        "metadata": {"name": "dranet", "labels": labels(values)},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "dranet"},
-        "subjects": [{"kind": "ServiceAccount", "name": values["serviceAccount"]["name"],
-                      "namespace": values["namespace"]}],
-    }
-    return [role, binding]
-
-
-def device_classes(values):
-    driver = values["flags"]["driverName"]
-    every = 'device.driver == "%s"' % driver
-    rdma = every + ' && device.attributes["dra.net"].rdma == true'
-    out = []
-    for name, expression in (("dranet", every), ("dranet.net", every), ("dranet-rdma", rdma)):
-        out.append({
-            "apiVersion": values["deviceClasses"]["apiVersion"],
-            "kind": "DeviceClass",
-            "metadata": {"name": name, "labels": labels(values)},
-            "spec": {"selectors": [{"cel": {"expression": expression}}]},
-        })
-    return out
-
-
-def objects(values):
-    """Every object of a release, grouped by the file the kustomize base keeps it in."""
-    groups = {}
-    if values["serviceAccount"]["create"]:
-        groups["serviceaccount.yaml"] = [service_account(values)]
-    if values["rbac"]["create"]:
-        groups["rbac.yaml"] = rbac(values)
-    if values["deviceClasses"]["create"]:
-        groups["deviceclasses.yaml"] = device_classes(values)
-    groups["daemonset.yaml"] = [daemonset(values)]
+            groups.append((source, docs))
     return groups
 
 
-def manifest(values):
-    return [obj for group in objects(values).values() for obj in group]
+def objects(groups):
+    return [obj for _, docs in groups for obj in docs]
+
+
+def release(cloud=None, base=False):
+    """The chart's objects: for a cloud's values, or for the kustomize base (no plugin images)."""
+    files = [overlay_values_file(cloud)] if cloud else []
+    return objects(template(files, ["--set-json", "pluginImages=[]"] if base else []))
 
 
 # ---------------------------------------------------------------- kustomize
 
-def overlay_files(cloud):
-    """kustomization.yaml and daemonset-patch.yaml of an overlay, derived from the base."""
-    base_ds = daemonset(base_values())
-    values = cloud_values(cloud)
-    ds = daemonset(values)
-    # The patch carries the init containers and dranetd's args; anything else an overlay's
-    # values change would be silently lost, so refuse it.
+def daemonset_of(objs):
+    found = [o for o in objs if o["kind"] == "DaemonSet"]
+    if len(found) != 1:
+        raise SystemExit("the chart renders %d DaemonSets, expected 1" % len(found))
+    return found[0]
+
+
+def split_image(ref):
+    name, tag = ref.rsplit(":", 1)
+    return name, tag
+
+
+def overlay_files(cloud, base_objs):
+    """kustomization.yaml and daemonset-patch.yaml of an overlay: the base plus the
+    DaemonSet's init containers, dranetd's image and args as the cloud's values render them."""
+    objs = release(cloud)
+    base_ds, ds = daemonset_of(base_objs), daemonset_of(objs)
+    base_container = base_ds["spec"]["template"]["spec"]["containers"][0]
+    container = ds["spec"]["template"]["spec"]["containers"][0]
+    # The patch carries the init containers, dranetd's image and args; anything else a
+    # cloud's values change would be silently lost, so refuse it.
     probe = copy.deepcopy(ds)
     probe["spec"]["template"]["spec"].pop("initContainers", None)
     probe_container = probe["spec"]["template"]["spec"]["containers"][0]
-    probe_container["args"] = base_ds["spec"]["template"]["spec"]["containers"][0]["args"]
-    probe_container["image"] = base_ds["spec"]["template"]["spec"]["containers"][0]["image"]
+    probe_container["args"] = base_container["args"]
+    probe_container["image"] = base_container["image"]
     if probe != base_ds:
         raise SystemExit("overlay %s changes DaemonSet fields other than plugin images, image and flags; "
                          "extend overlay_files() in packaging/render.py" % cloud)
-    if manifest(values)[:-1] != manifest(base_values())[:-1]:
+    if [o for o in objs if o["kind"] != "DaemonSet"] != [o for o in base_objs if o["kind"] != "DaemonSet"]:
         raise SystemExit("overlay %s changes objects other than the DaemonSet; extend overlay_files()" % cloud)
     pod = ds["spec"]["template"]["spec"]
     patch = {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
-        "metadata": {"name": "dranet", "namespace": values["namespace"]},
+        "metadata": {"name": ds["metadata"]["name"], "namespace": ds["metadata"]["namespace"]},
         "spec": {"template": {"spec": {
             "initContainers": pod.get("initContainers", []),
-            "containers": [{"name": CONTAINER, "args": pod["containers"][0]["args"]}],
+            "containers": [{"name": container["name"], "args": container["args"]}],
         }}},
     }
     kustomization = {
@@ -404,15 +191,13 @@ def overlay_files(cloud):
         "kind": "Kustomization",
         "resources": ["../../base"],
     }
-    base_image, image = base_values()["image"], values["image"]
-    if image_ref(image) != image_ref(base_image):
-        kustomization["images"] = [{
-            "name": "%s/%s" % (base_image["registry"], base_image["repository"]),
-            "newName": "%s/%s" % (image["registry"], image["repository"]),
-            "newTag": image["tag"],
-        }]
-    kustomization["patches"] = [{"path": "daemonset-patch.yaml", "target": {"kind": "DaemonSet", "name": "dranet"}}]
-    return kustomization, patch
+    if container["image"] != base_container["image"]:
+        base_name = split_image(base_container["image"])[0]
+        name, tag = split_image(container["image"])
+        kustomization["images"] = [{"name": base_name, "newName": name, "newTag": tag}]
+    kustomization["patches"] = [{"path": "daemonset-patch.yaml",
+                                 "target": {"kind": "DaemonSet", "name": ds["metadata"]["name"]}}]
+    return kustomization, patch, objs
 
 
 # ---------------------------------------------------------------- files
@@ -420,43 +205,39 @@ def overlay_files(cloud):
 def generated_files():
     """Path (relative to packaging/) -> content of every generated file."""
     files = {}
-    default_source = "helm/dranet/values.yaml"
     files["install.yaml"] = (
-        GENERATED % default_source +
+        GENERATED % "" +
         "# Install: kubectl apply --server-side -f install.yaml (docs/operations.md).\n" +
-        dump_all(manifest(default_values())))
-    base_groups = objects(base_values())
-    for name, objs in base_groups.items():
-        files["deploy/base/" + name] = GENERATED % (default_source + " (pluginImages: [])") + dump_all(objs)
-    files["deploy/base/kustomization.yaml"] = GENERATED % default_source + dump_all([{
+        dump_all(objects(template())))
+    base_groups = template(extra=["--set-json", "pluginImages=[]"])
+    base_note = GENERATED % " --set-json pluginImages=[]"
+    for name, objs in base_groups:
+        files["deploy/base/" + name] = base_note + dump_all(objs)
+    files["deploy/base/kustomization.yaml"] = base_note + dump_all([{
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
-        "resources": list(base_groups),
+        "resources": [name for name, _ in base_groups],
     }])
+    base_objs = objects(base_groups)
     for cloud in CLOUDS:
-        source = "%s + deploy/overlays/%s/values.yaml" % (default_source, cloud)
-        kustomization, patch = overlay_files(cloud)
-        files["deploy/overlays/%s/kustomization.yaml" % cloud] = GENERATED % source + dump_all([kustomization])
-        files["deploy/overlays/%s/daemonset-patch.yaml" % cloud] = GENERATED % source + dump_all([patch])
+        note = GENERATED % (" -f deploy/overlays/%s/values.yaml" % cloud)
+        kustomization, patch, objs = overlay_files(cloud, base_objs)
+        files["deploy/overlays/%s/kustomization.yaml" % cloud] = note + dump_all([kustomization])
+        files["deploy/overlays/%s/daemonset-patch.yaml" % cloud] = note + dump_all([patch])
         files["deploy/overlays/%s/rendered.yaml" % cloud] = (
-            GENERATED % source + "# What `kubectl kustomize deploy/overlays/%s` produces (and `helm template -f "
-            "deploy/overlays/%s/values.yaml`).\n" % (cloud, cloud) +
-            dump_all(manifest(cloud_values(cloud))))
+            note + "# What `kubectl kustomize deploy/overlays/%s` produces.\n" % cloud + dump_all(objs))
     return files
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="fail when a generated file is out of date")
-    parser.add_argument("--values", action="append", help="print the manifest for these values files")
     args = parser.parse_args()
-    if args.values:
-        values = default_values()
-        for path in args.values:
-            values = merge(values, read_yaml(path))
-        sys.stdout.write(dump_all(manifest(values)))
-        return 0
-    files = generated_files()
+    try:
+        files = generated_files()
+    except NoHelm as e:
+        print("render.py: skipped: %s" % e, file=sys.stderr)
+        return 77
     stale = []
     for rel, content in files.items():
         path = os.path.join(PACKAGING, rel)

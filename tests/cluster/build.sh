@@ -19,16 +19,11 @@
 # be reached; 1 on a real failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod
+# shellcheck source=scripts/go_env.sh
+source "$here/../../scripts/go_env.sh"
 log() { printf 'cluster/build: %s\n' "$*" >&2; }
 skip() { log "skipped: $*"; exit 77; }
-
-# Go's own tarball installs to /usr/local/go, often not on a non-login PATH.
-command -v go >/dev/null || { [[ -x /usr/local/go/bin/go ]] && PATH=/usr/local/go/bin:$PATH; }
-command -v go >/dev/null || skip "no 'go' on PATH (Go 1.26 or newer builds the Kubernetes components)"
-go_version=$(go env GOVERSION)
-[[ $go_version =~ ^go1\.([0-9]+) ]] && ((BASH_REMATCH[1] >= 26)) \
-  || skip "$go_version is older than go1.26, which Kubernetes 1.37 needs"
+go_env_require 26   # Kubernetes 1.37 needs Go 1.26
 
 pinned=$(awk '$1 == "k8s.io/kubernetes" {print $2; exit}' "$here/go.mod")
 version=${1:-${DRANET_K8S_VERSION:-$pinned}}

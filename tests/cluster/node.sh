@@ -23,7 +23,9 @@
 # Environment: DRANET_K8S_VERSION (build.sh), DRANET_CLUSTER_CACHE (build.sh),
 # DRANET_RUNTIME_CACHE (containerd download cache, default
 # ~/.cache/dranet-runtime), DRANET_CLUSTER_SERVICE_CIDR (a /24, default
-# 10.233.0.0/24), DRANET_CLUSTER_NODE_NAME (default dranet-node).
+# 10.233.0.0/24), DRANET_CLUSTER_NODE_NAME (default dranet-node),
+# DRANET_CLUSTER_CONTAINERD (2: containerd 2.x built from its Go module by
+# scripts/go_tool.sh, the default; 1.7: Debian's, as tests/runtime runs it).
 # Exit 77 (skip) when build.sh or the runtime download skips; needs root.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -226,6 +228,16 @@ cmd_up() {
   bash "$runtime_env" fetch "$runtime_cache" || status=$?
   ((status == 0)) || exit "$status"
   bash "$runtime_env" images "$runtime_cache"
+  local containerd_bin=""
+  case ${DRANET_CLUSTER_CONTAINERD:-2} in
+    2)
+      status=0
+      containerd_bin=$(bash "$here/../../scripts/go_tool.sh" containerd) || status=$?
+      ((status == 0)) || exit "$status"
+      ;;
+    1.7) ;;
+    *) die "DRANET_CLUSTER_CONTAINERD is 2 or 1.7, not ${DRANET_CLUSTER_CONTAINERD}" ;;
+  esac
 
   mkdir -p "$run"/{logs,pids,etcd}
   : >"$run/$MARKER"
@@ -251,6 +263,7 @@ cmd_up() {
   # containerd first: the kubelet needs it, and its NRI socket where a
   # node has it (dranetd's manifests mount /var/run/nri).
   # Its own bridge and subnet, apart from tests/runtime's containerd.
+  DRANET_RUNTIME_CONTAINERD_BIN=$containerd_bin \
   DRANET_RUNTIME_NRI_SOCKET=/var/run/nri/nri.sock DRANET_RUNTIME_NETNS_UNDER_STATE=false \
     DRANET_RUNTIME_BRIDGE=${DRANET_RUNTIME_BRIDGE:-drnkbox0} DRANET_RUNTIME_SUBNET=${DRANET_RUNTIME_SUBNET:-10.235.0.0/24} \
     bash "$runtime_env" start "$runtime_cache" "$run/containerd" >"$run/containerd.env"

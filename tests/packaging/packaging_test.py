@@ -21,6 +21,29 @@ import yaml
 FAILURES = []
 
 
+# values.flags key -> the dranetd flag the chart passes for it.
+FLAG_OF_VALUE = {
+    "hostRoot": "--host-root", "driverName": "--driver-name", "kubeconfig": "--kubeconfig",
+    "publish": "--publish", "resourceApiVersion": "--resource-api-version",
+    "moveIbInterfaces": "--move-ib-interfaces", "filter": "--filter", "metricsAddress": "--metrics-address",
+    "resyncSeconds": "--resync-seconds", "inventoryMinPollInterval": "--inventory-min-poll-interval",
+    "inventoryPollBurst": "--inventory-poll-burst", "logFormat": "--log-format", "v": "--v",
+    "kubeletPlugin": "--kubelet-plugin", "kubeletRootDir": "--kubelet-root-dir", "stateDir": "--state-dir",
+    "nriSocket": "--nri-socket", "nri": "--nri", "cdiDir": "--cdi-dir", "cdi": "--cdi",
+    "rdmaExclusive": "--rdma-exclusive", "copyHostRoutes": "--copy-host-routes",
+    "profileProvider": "--profile-provider", "webhookUrl": "--webhook-url",
+    "cloudProviderHint": "--cloud-provider-hint", "featureGates": "--feature-gates", "pluginDir": "--plugin-dir",
+    "pluginAllow": "--plugin-allow", "pluginDeny": "--plugin-deny", "pluginConfig": "--plugin-config",
+    "pluginTimeoutMs": "--plugin-timeout-ms", "allowNonRootPluginDir": "--allow-non-root-plugin-dir",
+}
+# Values that the chart passes only when set: set, so that every flag shows in the args.
+EVERY_OPTIONAL_SET = ["--set-string", "flags.kubeconfig=/etc/kubeconfig", "--set-string", "flags.webhookUrl=http://127.0.0.1:1",
+                      "--set-string", "flags.cloudProviderHint=gcp", "--set-string", "flags.featureGates=A=true",
+                      "--set-json", 'flags.pluginAllow=["a"]', "--set-json", 'flags.pluginDeny=["b"]',
+                      "--set-string", "flags.filter=true", "--set-json", 'flags.pluginDir=["/opt/p"]',
+                      "--set-json", 'flags.pluginConfig=["generic.x=1"]']
+
+
 def check(ok, message):
     if not ok:
         FAILURES.append(message)
@@ -174,11 +197,11 @@ def check_daemonset(name, docs, values):
 
 EXPECTED_RULES = [
     ("", "nodes", ["get"]),
-    ("", "events", ["create", "patch"]),
-    ("resource.k8s.io", "resourceslices", ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]),
-    ("resource.k8s.io", "resourceclaims", ["get", "list", "watch"]),
-    ("resource.k8s.io", "resourceclaims/status", ["patch", "update"]),
-    ("resource.k8s.io", "resourceclaims/driver", ["associated-node:patch", "associated-node:update"]),
+    ("", "events", ["create"]),
+    ("resource.k8s.io", "resourceslices", ["get", "list", "watch", "create", "update", "delete"]),
+    ("resource.k8s.io", "resourceclaims", ["get"]),
+    ("resource.k8s.io", "resourceclaims/status", ["patch"]),
+    ("resource.k8s.io", "resourceclaims/driver", ["associated-node:patch"]),
 ]
 
 
@@ -239,9 +262,25 @@ def main():
     import render  # noqa: E402
     validators = resource_validators(os.path.join(args.source, "tests", "data", "resource.k8s.io-v1.openapi.json"))
 
-    # 1. No drift between the generated files and their source.
+    # Helm renders every manifest: without it (no Go to build it) nothing here can be judged.
+    try:
+        helm = render.helm_binary()
+    except render.NoHelm as e:
+        print("skipped: %s" % e)
+        return 77
+    print(subprocess.run([helm, "version", "--short"], capture_output=True, text=True).stdout.strip())
+
+    # 1. No drift between the generated files and the chart; helm lint passes (strict) for
+    #    the defaults and every cloud's values, and refuses values the schema does not know.
     out = subprocess.run([sys.executable, os.path.join(packaging, "render.py"), "--check"], capture_output=True, text=True)
-    check(out.returncode == 0, "render.py --check: generated files match their source:\n" + out.stderr)
+    check(out.returncode == 0, "render.py --check: generated files match the chart:\n" + out.stderr)
+    chart = os.path.join(packaging, "helm", "dranet")
+    for label, extra in [("defaults", [])] + [("overlay " + c, ["-f", render.overlay_values_file(c)]) for c in render.CLOUDS]:
+        lint = subprocess.run([helm, "lint", "--strict", chart] + extra, capture_output=True, text=True)
+        check(lint.returncode == 0, "helm lint --strict passes for the %s:\n%s%s" % (label, lint.stdout, lint.stderr))
+    lint = subprocess.run([helm, "lint", "--strict", chart, "--set", "flags.noSuchFlag=1"], capture_output=True, text=True)
+    check(lint.returncode != 0 and "noSuchFlag" in lint.stdout + lint.stderr,
+          "helm lint refuses a value values.schema.json does not have:\n" + lint.stdout + lint.stderr)
 
     # 2. Every YAML file under packaging/ parses; every object is a Kubernetes object; every
     #    resource.k8s.io/v1 object (DeviceClasses, example claim templates and slices) is
@@ -307,15 +346,24 @@ def main():
                   "--bind-address": "DRANET's spelling of --metrics-address (flags.metricsAddress)",
                   "--db-path": "DRANET's spelling of --state-dir's file (flags.stateDir)",
                   "--inventory-max-poll-interval": "DRANET's spelling of --resync-seconds (flags.resyncSeconds)"}
-    exposed = {flag for _, flag, _ in render.FLAGS}
+    exposed = set(FLAG_OF_VALUE.values())
     for flag in sorted(flags):
         check(flag in exposed or flag in not_values, "dranetd flag %s is exposed in values.yaml flags" % flag)
-    for key, flag, _ in render.FLAGS:
+    for key, flag in FLAG_OF_VALUE.items():
         check(key in defaults["flags"], "values.yaml flags.%s exists (for %s)" % (key, flag))
         check(key in schema["properties"]["flags"]["properties"], "values.schema.json describes flags.%s" % key)
-    check(set(defaults["flags"]) == {k for k, _, _ in render.FLAGS}, "values.yaml flags has no key without a flag")
-    for label, values in [("install.yaml", defaults)] + [("overlay %s" % c, render.cloud_values(c)) for c in render.CLOUDS]:
-        for arg in render.daemonset(values)["spec"]["template"]["spec"]["containers"][0]["args"]:
+    check(set(defaults["flags"]) == set(FLAG_OF_VALUE), "values.yaml flags has no key without a flag")
+
+    def dranetd_args(docs):
+        return render.daemonset_of(docs)["spec"]["template"]["spec"]["containers"][0]["args"]
+
+    every_set = dranetd_args(render.objects(render.template(extra=EVERY_OPTIONAL_SET)))
+    passed = {arg.split("=", 1)[0] for arg in every_set if arg.startswith("--")}
+    for key, flag in FLAG_OF_VALUE.items():
+        check(flag in passed, "the chart passes %s for flags.%s when it is set (args: %s)" % (flag, key, every_set))
+    for label, path in [("install.yaml", os.path.join(packaging, "install.yaml"))] + [
+            ("overlay %s" % c, os.path.join(packaging, "deploy", "overlays", c, "rendered.yaml")) for c in render.CLOUDS]:
+        for arg in dranetd_args(render.read_yaml_all(path)):
             if not arg.startswith("--"):
                 continue  # the value of a flag passed as two arguments
             flag = arg.split("=", 1)[0]

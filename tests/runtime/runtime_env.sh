@@ -48,6 +48,10 @@ CNI_SUBNET_DEFAULT="${DRANET_RUNTIME_SUBNET:-10.231.0.0/24}"
 # and pod network namespaces under /var/run/netns instead of the state dir.
 NRI_SOCKET_OVERRIDE="${DRANET_RUNTIME_NRI_SOCKET:-}"
 NETNS_UNDER_STATE="${DRANET_RUNTIME_NETNS_UNDER_STATE:-true}"
+# Another containerd (a directory holding containerd, containerd-shim-runc-v2
+# and ctr, such as the 2.x scripts/go_tool.sh builds) instead of Debian's 1.7;
+# runc and the CNI plugins still come from the cache.
+CONTAINERD_BIN_OVERRIDE="${DRANET_RUNTIME_CONTAINERD_BIN:-}"
 
 # Package name / Debian suite. containerd >= 1.7 is the first with NRI, so it
 # (and the CNI plugins and CRI api of the same era) come from trixie; its
@@ -210,7 +214,7 @@ cmd_binary_image() {
     copy_libraries "${rootfs}" "${binary}"
     make_image "${rootfs}.tar" "${name}" "${rootfs}" \
         "{\"Env\":[\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\"],\"Entrypoint\":[\"/usr/bin/${binary##*/}\"],\"WorkingDir\":\"/\"}"
-    "${cache}/root/usr/bin/ctr" -a "${run}/containerd.sock" -n "${CRI_NAMESPACE}" images import \
+    "$(containerd_bin "${run}" "${cache}/root")/ctr" -a "${run}/containerd.sock" -n "${CRI_NAMESPACE}" images import \
         "${rootfs}.tar" >>"${run}/import.log" 2>&1 || { cat "${run}/import.log" >&2; die "importing ${name} failed"; }
     rm -rf "${rootfs}" "${rootfs}.tar"
 }
@@ -324,16 +328,50 @@ write_cni_config() {
 EOF
 }
 
-# True if PID is alive and runs the containerd binary of cache root $2.
+# The directory of the containerd, shim and ctr binaries run $1 uses (cache
+# root $2): Debian's, or the override copied into the cache root at start
+# (so that every binary of the run still lies under the cache root).
+containerd_bin() {
+    local run=$1 root=$2
+    if [[ -f ${run}/containerd_bin ]]; then cat "${run}/containerd_bin"; else echo "${root}/usr/bin"; fi
+}
+
+# For start: the directory the run will use. An override is copied to
+# ROOT/opt/containerd-VERSION/bin (under the cache lock; kept for later runs).
+choose_containerd_bin() {
+    local cache=$1 root="$1/root" version dest f
+    if [[ -z ${CONTAINERD_BIN_OVERRIDE} ]]; then
+        echo "${root}/usr/bin"
+        return
+    fi
+    for f in containerd containerd-shim-runc-v2 ctr; do
+        [[ -x ${CONTAINERD_BIN_OVERRIDE}/${f} ]] || die "DRANET_RUNTIME_CONTAINERD_BIN: no ${f} in ${CONTAINERD_BIN_OVERRIDE}"
+    done
+    version=$("${CONTAINERD_BIN_OVERRIDE}/containerd" --version | awk '{print $3}')
+    [[ ${version} =~ ^v?[0-9][0-9A-Za-z.+~-]*$ ]] || die "cannot tell the version of ${CONTAINERD_BIN_OVERRIDE}/containerd"
+    dest="${root}/opt/containerd-${version}/bin"
+    (
+        exec 9>"${cache}/.lock"
+        flock 9
+        mkdir -p "${dest}"
+        for f in containerd containerd-shim-runc-v2 ctr; do
+            cmp -s "${CONTAINERD_BIN_OVERRIDE}/${f}" "${dest}/${f}" || cp -f "${CONTAINERD_BIN_OVERRIDE}/${f}" "${dest}/${f}"
+        done
+    )
+    echo "${dest}"
+}
+
+# True if PID is alive and runs the containerd binary of directory $2.
 is_our_containerd() {
-    local pid=$1 root=$2 exe
+    local pid=$1 bin=$2 exe
     [[ -n ${pid} && -d /proc/${pid} ]] || return 1
     exe=$(readlink "/proc/${pid}/exe" 2>/dev/null) || return 1
-    [[ ${exe} == "${root}/usr/bin/containerd" ]]
+    [[ ${exe} == "${bin}/containerd" ]]
 }
 
 launch_containerd() {
-    local cache=$1 run=$2 root="$1/root"
+    local cache=$1 run=$2 root="$1/root" bin
+    bin=$(containerd_bin "${run}" "${root}")
     # Stale sockets would make the readiness check pass too early.
     rm -f "${run}/containerd.sock" "${run}/containerd.sock.ttrpc" "${run}/debug.sock" "$(cat "${run}/nri_socket")"
     # The shims find runc and themselves through PATH. All descriptors above
@@ -346,8 +384,8 @@ launch_containerd() {
                 eval "exec ${fd}>&-" 2>/dev/null || true
             fi
         done
-        PATH="${root}/usr/sbin:${root}/usr/bin:${PATH}" \
-            exec "${root}/usr/bin/containerd" --config "${run}/config.toml" \
+        PATH="${bin}:${root}/usr/sbin:${root}/usr/bin:${PATH}" \
+            exec "${bin}/containerd" --config "${run}/config.toml" \
             </dev/null >>"${run}/containerd.log" 2>&1
     ) &
     echo "$!" >"${run}/containerd.pid"
@@ -358,7 +396,8 @@ launch_containerd() {
 # "successfully booted" even when the CRI plugin failed to load, so the
 # plugin status is checked explicitly.
 wait_containerd() {
-    local cache=$1 run=$2 ctr="$1/root/usr/bin/ctr" pid i plugins status
+    local cache=$1 run=$2 ctr pid i plugins status
+    ctr=$(containerd_bin "${run}" "${cache}/root")/ctr
     pid=$(cat "${run}/containerd.pid")
     for ((i = 0; i < 200; i++)); do
         if [[ ! -d /proc/${pid} ]] || grep -qs '^State:[[:space:]]*Z' "/proc/${pid}/status"; then
@@ -389,7 +428,8 @@ fail_with_log() {
 }
 
 import_images() {
-    local cache=$1 run=$2 ctr="$1/root/usr/bin/ctr" img
+    local cache=$1 run=$2 ctr img
+    ctr=$(containerd_bin "${run}" "${cache}/root")/ctr
     for img in pause busybox; do
         "${ctr}" -a "${run}/containerd.sock" -n "${CRI_NAMESPACE}" images import \
             "${cache}/images/${img}.tar" >>"${run}/import.log" 2>&1 \
@@ -407,7 +447,8 @@ print_env() {
     cat <<EOF
 CONTAINERD_SOCKET=${run}/containerd.sock
 NRI_SOCKET=$(cat "${run}/nri_socket")
-CTR=${cache}/root/usr/bin/ctr
+CTR=$(containerd_bin "${run}" "${cache}/root")/ctr
+CONTAINERD_VERSION=$("$(containerd_bin "${run}" "${cache}/root")/containerd" --version | awk '{print $3}')
 PAUSE_IMAGE=${PAUSE_IMAGE}
 BUSYBOX_IMAGE=${BUSYBOX_IMAGE}
 CNI_BRIDGE=$(cat "${run}/bridge")
@@ -444,6 +485,7 @@ cmd_start() {
     mkdir -p "${run}"
     : >"${run}/${RUN_MARKER}"
     echo "${cache}" >"${run}/cache_dir"
+    choose_containerd_bin "${cache}" >"${run}/containerd_bin"
 
     # Which shared system directories exist now, so that stop removes only
     # what this run created.
@@ -503,19 +545,20 @@ cmd_start() {
 
 # SIGTERM containerd (never the shims), escalate to SIGKILL after 10 s.
 stop_containerd_daemon() {
-    local run=$1 root=$2 pid i
+    local run=$1 bin pid i
+    bin=$(containerd_bin "${run}" "$2")
     pid=$(cat "${run}/containerd.pid" 2>/dev/null) || return 0
-    is_our_containerd "${pid}" "${root}" || return 0
+    is_our_containerd "${pid}" "${bin}" || return 0
     kill -TERM "${pid}" 2>/dev/null || return 0
     for ((i = 0; i < 100; i++)); do
-        is_our_containerd "${pid}" "${root}" || return 0
+        is_our_containerd "${pid}" "${bin}" || return 0
         grep -qs '^State:[[:space:]]*Z' "/proc/${pid}/status" && return 0
         sleep 0.1
     done
     log "containerd (pid ${pid}) ignored SIGTERM; killing it"
     kill -KILL "${pid}" 2>/dev/null || true
     for ((i = 0; i < 50; i++)); do
-        is_our_containerd "${pid}" "${root}" || return 0
+        is_our_containerd "${pid}" "${bin}" || return 0
         sleep 0.1
     done
 }
@@ -719,9 +762,11 @@ unmount_run() {
 # runc and the shims clean up cgroups and mounts themselves. Best effort,
 # bounded; the brute-force pass below handles whatever remains.
 graceful_teardown() {
-    local run=$1 root=$2 ctr="$2/usr/bin/ctr" pid ns id
+    local run=$1 bin pid ns id ctr
+    bin=$(containerd_bin "${run}" "$2")
+    ctr=${bin}/ctr
     pid=$(cat "${run}/containerd.pid" 2>/dev/null) || return 0
-    is_our_containerd "${pid}" "${root}" || return 0
+    is_our_containerd "${pid}" "${bin}" || return 0
     local c=(timeout 10 "${ctr}" -a "${run}/containerd.sock")
     for ns in $("${c[@]}" namespaces ls -q 2>/dev/null); do
         for id in $("${c[@]}" -n "${ns}" tasks ls -q 2>/dev/null); do

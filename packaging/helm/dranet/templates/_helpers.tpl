@@ -1,4 +1,4 @@
-{{/* Labels on every object; must match labels() in packaging/render.py. */}}
+{{/* Labels on every object. */}}
 {{- define "dranet.labels" -}}
 app.kubernetes.io/name: dranet
 app.kubernetes.io/part-of: dranet
@@ -9,7 +9,7 @@ app.kubernetes.io/version: {{ .Values.image.tag | quote }}
 {{ printf "%s/%s:%s" .registry .repository .tag }}
 {{- end -}}
 
-{{/* dranetd's args: the same order and rules as dranetd_args() in packaging/render.py. */}}
+{{/* dranetd's args, one per value of .Values.flags (tests/packaging checks each is passed). */}}
 {{- define "dranet.args" -}}
 {{- $f := .Values.flags -}}
 - --plugin-dir={{ .Values.pluginVolume.mountPath }}
