@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the node-in-a-box's Kubernetes (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, kubelet, kubectl: one binary,
-# cmd/k8s-node) from the published Go modules and caches it by version:
+# cmd/k8s-node; and gpu-standin, cmd/gpu-standin, the test double of a GPU
+# DRA driver) from the published Go modules and caches them by version:
 #
 #   tests/cluster/build.sh [vMAJOR.MINOR.PATCH]   prints the cached bin directory
 #
@@ -35,7 +36,8 @@ mkdir -p "$cache"
 exec 9>"$cache/.lock"
 flock 9
 
-stamp=$(cat "$here/cmd/k8s-node/main.go" "$here/go.mod" "$here/go.sum" "$0" | sha256sum | cut -d' ' -f1)
+stamp=$(cat "$here/cmd/k8s-node/main.go" "$here/cmd/gpu-standin/main.go" "$here/go.mod" "$here/go.sum" \
+          "$here/../../scripts/go_env.sh" "$0" | sha256sum | cut -d' ' -f1)
 stamp="$stamp $go_version $version"
 if [[ -x $bin/k8s-node && -f $bin/.stamp && "$(cat "$bin/.stamp")" == "$stamp" ]]; then
   echo "$bin"
@@ -95,6 +97,11 @@ mkdir -p "$bin.new"
 (cd "$src" && CGO_ENABLED=1 go build -trimpath -tags selinux,notest,grpcnotrace \
    -ldflags "$ldflags" -o "$bin.new/k8s-node" ./cmd/k8s-node) >"$cache/build.log" 2>&1 \
   || { cat "$cache/build.log" >&2; log "go build failed for $version"; exit 1; }
+# The GPU driver's test double, always from this directory's module (it speaks
+# resource.k8s.io/v1 and the kubelet's DRA v1 API, which every release from
+# 1.34 serves).
+(cd "$here" && go build -trimpath -ldflags "-s -w" -o "$bin.new/gpu-standin" ./cmd/gpu-standin) \
+  >>"$cache/build.log" 2>&1 || { cat "$cache/build.log" >&2; log "go build of gpu-standin failed"; exit 1; }
 for name in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
   ln -s k8s-node "$bin.new/$name"
 done

@@ -18,6 +18,7 @@ while read -r mp; do
 done < <(awk '{print $5}' /proc/self/mountinfo)
 ip -o addr show dev lo | grep -q ' 10\.233\.0\.1/' && say "address 10.233.0.1 on lo"
 ip link show drnkbox0 >/dev/null 2>&1 && say "link drnkbox0"
+for ns in /var/run/netns/dnbox-*; do [[ -e $ns ]] && say "network namespace ${ns##*/}"; done
 for f in /var/lib/kubelet /var/run/nri/nri.sock /var/run/dranet /dev/infiniband; do
   [[ -e $f ]] && say "$f"
 done

@@ -5,6 +5,13 @@
 #   node.sh up   RUN_DIR   build (cached) and start; prints KEY=VALUE lines
 #   node.sh env  RUN_DIR   print those lines again
 #   node.sh down RUN_DIR   stop everything and remove what the run made
+#   node.sh restart RUN_DIR kubelet|containerd
+#                          stop one component (SIGTERM) and start it again
+#   node.sh crash RUN_DIR  SIGKILL every process of the node (control plane,
+#                          kubelet, containerd, shims, containers) and start
+#                          the node again, as after a power cut: state on
+#                          disk (etcd, the kubelet's and containerd's, pinned
+#                          network namespaces) stays as it was
 #
 # etcd, kube-apiserver (TLS, Node,RBAC authorization, NodeRestriction, an
 # audit log), kube-controller-manager, kube-scheduler and a kubelet on
@@ -200,6 +207,122 @@ syncFrequency: 5s
 EOF
 }
 
+# ---------------------------------------------------------------------------
+# components
+# ---------------------------------------------------------------------------
+
+start_etcd() {
+  local run=$1
+  launch "$run" etcd --name node --data-dir "$run/etcd" \
+    --listen-client-urls "http://$ip:2379" --advertise-client-urls "http://$ip:2379" \
+    --listen-peer-urls "http://$ip:2380" --initial-advertise-peer-urls "http://$ip:2380" \
+    --initial-cluster "node=http://$ip:2380" --listen-metrics-urls "http://$ip:2381" \
+    --quota-backend-bytes 536870912 --log-level warn
+  wait_for "$run" etcd 30 curl -fsS "http://$ip:2379/health"
+}
+
+start_apiserver() {
+  local run=$1 pki=$1/pki
+  launch "$run" kube-apiserver --etcd-servers "http://$ip:2379" \
+    --bind-address "$ip" --secure-port 443 --advertise-address "$ip" \
+    --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+    --client-ca-file "$pki/ca.crt" \
+    --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
+    --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority "$pki/ca.crt" \
+    --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-cluster-ip-range "$service_cidr" \
+    --kubelet-preferred-address-types InternalIP \
+    --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
+    --audit-policy-file "$run/audit-policy.yaml" --audit-log-path "$run/audit.log" \
+    --audit-log-format json --audit-log-mode blocking \
+    --profiling=false --v=1
+  wait_for "$run" kube-apiserver 120 kubectl_as_admin "$run" get --raw /readyz
+}
+
+start_controllers() {
+  local run=$1 pki=$1/pki
+  launch "$run" kube-controller-manager --kubeconfig "$run/controller-manager.kubeconfig" \
+    --authentication-kubeconfig "$run/controller-manager.kubeconfig" \
+    --authorization-kubeconfig "$run/controller-manager.kubeconfig" \
+    --bind-address "$ip" --secure-port 10257 --leader-elect=false \
+    --root-ca-file "$pki/ca.crt" --service-account-private-key-file "$pki/sa.key" \
+    --use-service-account-credentials --cluster-signing-cert-file "$pki/ca.crt" \
+    --cluster-signing-key-file "$pki/ca.key" --profiling=false --v=1
+  launch "$run" kube-scheduler --kubeconfig "$run/scheduler.kubeconfig" \
+    --authentication-kubeconfig "$run/scheduler.kubeconfig" \
+    --authorization-kubeconfig "$run/scheduler.kubeconfig" \
+    --bind-address "$ip" --secure-port 10259 --leader-elect=false --profiling=false --v=1
+}
+
+start_control_plane() {
+  start_etcd "$1"
+  start_apiserver "$1"
+  start_controllers "$1"
+}
+
+start_kubelet() {
+  local run=$1
+  launch "$run" kubelet --config "$run/kubelet-config.yaml" --kubeconfig "$run/kubelet.kubeconfig" \
+    --root-dir /var/lib/kubelet --hostname-override "$node_name" --node-ip "$ip" --v=1
+  wait_for "$run" "node $node_name Ready" 120 \
+    kubectl_as_admin "$run" wait --for=condition=Ready "node/$node_name" --timeout=1s
+}
+
+# stop_process RUN NAME: SIGTERM, SIGKILL after 10 s; waits until it is gone.
+stop_process() {
+  local run=$1 name=$2 pid i
+  pid=$(cat "$run/pids/$name" 2>/dev/null) || return 0
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < 100; i++)); do
+    [[ -d /proc/$pid ]] || return 0
+    ((i == 50)) && kill -KILL "$pid" 2>/dev/null
+    sleep 0.2
+  done
+  die "$name (pid $pid) survives SIGKILL"
+}
+
+runtime_restart() {
+  local run=$1
+  bash "$runtime_env" restart "$(cat "$run/runtime_cache")" "$run/containerd" >"$run/containerd.env"
+}
+
+cmd_restart() {
+  local run=$1 what=$2
+  [[ -e $run/$MARKER ]] || die "$run is not a cluster run directory"
+  case $what in
+    kubelet)
+      stop_process "$run" kubelet
+      rm -f "$run/pids/kubelet"
+      echo "--- restart $(date -u +%FT%TZ) ---" >>"$run/logs/kubelet.log"
+      start_kubelet "$run"
+      ;;
+    containerd) runtime_restart "$run" ;;
+    *) die "restart: kubelet or containerd, not $what" ;;
+  esac
+}
+
+cmd_crash() {
+  local run=$1 pids
+  [[ -e $run/$MARKER ]] || die "$run is not a cluster run directory"
+  mapfile -t pids < <(cluster_pids "$run")
+  ((${#pids[@]} == 0)) || kill -KILL "${pids[@]}" 2>/dev/null || true
+  bash "$runtime_env" kill "$run/containerd"
+  local i
+  for ((i = 0; i < 50; i++)); do
+    mapfile -t pids < <(cluster_pids "$run")
+    ((${#pids[@]} == 0)) && break
+    sleep 0.1
+  done
+  ((${#pids[@]} == 0)) || die "processes of the node survive SIGKILL: ${pids[*]}"
+  rm -f "$run"/pids/*
+  log "every process of the node killed (SIGKILL); starting it again"
+  runtime_restart "$run"
+  start_control_plane "$run"
+  start_kubelet "$run"
+}
+
 record_system_dirs() {
   local run=$1 d
   for d in "${SYSTEM_DIRS[@]}"; do
@@ -270,48 +393,9 @@ cmd_up() {
   local containerd_socket
   containerd_socket=$(sed -n 's/^CONTAINERD_SOCKET=//p' "$run/containerd.env")
 
-  launch "$run" etcd --name node --data-dir "$run/etcd" \
-    --listen-client-urls "http://$ip:2379" --advertise-client-urls "http://$ip:2379" \
-    --listen-peer-urls "http://$ip:2380" --initial-advertise-peer-urls "http://$ip:2380" \
-    --initial-cluster "node=http://$ip:2380" --listen-metrics-urls "http://$ip:2381" \
-    --quota-backend-bytes 536870912 --log-level warn
-  wait_for "$run" etcd 30 curl -fsS "http://$ip:2379/health"
-
-  local pki=$run/pki
-  launch "$run" kube-apiserver --etcd-servers "http://$ip:2379" \
-    --bind-address "$ip" --secure-port 443 --advertise-address "$ip" \
-    --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
-    --client-ca-file "$pki/ca.crt" \
-    --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
-    --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
-    --kubelet-certificate-authority "$pki/ca.crt" \
-    --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
-    --service-account-issuer https://kubernetes.default.svc.cluster.local \
-    --service-cluster-ip-range "$service_cidr" \
-    --kubelet-preferred-address-types InternalIP \
-    --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
-    --audit-policy-file "$run/audit-policy.yaml" --audit-log-path "$run/audit.log" \
-    --audit-log-format json --audit-log-mode blocking \
-    --profiling=false --v=1
-  wait_for "$run" kube-apiserver 120 kubectl_as_admin "$run" get --raw /readyz
-
-  launch "$run" kube-controller-manager --kubeconfig "$run/controller-manager.kubeconfig" \
-    --authentication-kubeconfig "$run/controller-manager.kubeconfig" \
-    --authorization-kubeconfig "$run/controller-manager.kubeconfig" \
-    --bind-address "$ip" --secure-port 10257 --leader-elect=false \
-    --root-ca-file "$pki/ca.crt" --service-account-private-key-file "$pki/sa.key" \
-    --use-service-account-credentials --cluster-signing-cert-file "$pki/ca.crt" \
-    --cluster-signing-key-file "$pki/ca.key" --profiling=false --v=1
-  launch "$run" kube-scheduler --kubeconfig "$run/scheduler.kubeconfig" \
-    --authentication-kubeconfig "$run/scheduler.kubeconfig" \
-    --authorization-kubeconfig "$run/scheduler.kubeconfig" \
-    --bind-address "$ip" --secure-port 10259 --leader-elect=false --profiling=false --v=1
-
+  start_control_plane "$run"
   write_kubelet_config "$run" "$containerd_socket"
-  launch "$run" kubelet --config "$run/kubelet-config.yaml" --kubeconfig "$run/kubelet.kubeconfig" \
-    --root-dir /var/lib/kubelet --hostname-override "$node_name" --node-ip "$ip" --v=1
-  wait_for "$run" "node $node_name Ready" 120 \
-    kubectl_as_admin "$run" wait --for=condition=Ready "node/$node_name" --timeout=1s
+  start_kubelet "$run"
   # Namespaces get their default ServiceAccount from the controller-manager.
   wait_for "$run" "the default ServiceAccount" 60 kubectl_as_admin "$run" -n default get serviceaccount default
   cmd_env "$run"
@@ -392,11 +476,14 @@ cmd_down() {
   rm -rf "$run"
 }
 
-[[ $# -eq 2 ]] || { sed -n '2,8p' "$0" >&2; exit 2; }
+usage() { sed -n '2,15p' "$0" >&2; exit 2; }
+[[ $# -ge 2 ]] || usage
 run=$(realpath -m -- "$2")
-case $1 in
-  up) cmd_up "$run" ;;
-  env) cmd_env "$run" ;;
-  down) cmd_down "$run" ;;
-  *) sed -n '2,8p' "$0" >&2; exit 2 ;;
+case $1/$# in
+  up/2) cmd_up "$run" ;;
+  env/2) cmd_env "$run" ;;
+  down/2) cmd_down "$run" ;;
+  restart/3) cmd_restart "$run" "$3" ;;
+  crash/2) cmd_crash "$run" ;;
+  *) usage ;;
 esac

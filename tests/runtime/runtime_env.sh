@@ -14,6 +14,7 @@
 #   runtime_env.sh start   CACHE_DIR RUN_DIR         start containerd, print KEY=VALUE lines
 #   runtime_env.sh restart CACHE_DIR RUN_DIR         restart containerd only (pods keep running)
 #   runtime_env.sh stop    RUN_DIR                   kill and remove everything of that run
+#   runtime_env.sh kill    RUN_DIR                   SIGKILL containerd, its shims and containers; state stays (then restart)
 #   runtime_env.sh binary-image RUN_DIR NAME BINARY import an image of BINARY and its libraries
 #   runtime_env.sh unmount DIR                       unmount everything at or below DIR, deepest first
 #
@@ -577,6 +578,17 @@ cmd_restart() {
     print_env "${cache}" "${run}"
 }
 
+# As a power cut would: every process of the run gets SIGKILL, nothing is
+# cleaned up. `restart` starts containerd again on the same state.
+cmd_kill() {
+    [[ $# -eq 1 ]] || die "usage: kill RUN_DIR"
+    need_root kill
+    local run
+    run=$(abspath "$1")
+    [[ -e ${run}/${RUN_MARKER} && -f ${run}/cache_dir ]] || die "${run} is not a started run directory"
+    kill_run_processes "${run}" "$(cat "${run}/cache_dir")/root"
+}
+
 # ---------------------------------------------------------------------------
 # stop
 # ---------------------------------------------------------------------------
@@ -931,6 +943,7 @@ main() {
         images) cmd_images "$@" ;;
         start) cmd_start "$@" ;;
         restart) cmd_restart "$@" ;;
+        kill) cmd_kill "$@" ;;
         stop) cmd_stop "$@" ;;
         binary-image) cmd_binary_image "$@" ;;
         unmount)

@@ -1,0 +1,184 @@
+# Shared by the suites that run on the node in a box (install_test.sh,
+# lifecycle_test.sh): sourced after `here`, `source_dir`, `build` and `run`
+# are set; `suite` names the suite in the log.
+#
+#   box_up               node.sh up, its KEY=VALUE lines exported, k() = kubectl
+#   box_images [IMAGE...]
+#                        dranet's images made by packaging/images/oci-image.sh,
+#                        imported into the node's containerd under the chart's
+#                        names (default: dranet, dranet-plugins-generic)
+#   box_nic NAME MAC     an ifb link standing in for a NIC (removed at the end)
+#   box_install kubectl|helm
+#                        dranet installed as users install it; waits for Ready
+#   box_slice_lists NIC  true when dranet's ResourceSlice of the node lists NIC
+#   box_pod POD FIELD NAME  a pod holding one claim (template or claim)
+#   box_nic_pod POD NIC ADDRESS
+#                        a pod whose ResourceClaimTemplate picks NIC by CEL on
+#                        dra.net/ifName, configured as net1 (MTU 1400, ADDRESS)
+#   box_audit            dranetd's requests against its ClusterRole (audit_check.py)
+#   box_down             node.sh down, then leftovers.sh: nothing may remain
+# A failing suite prints the pods, claims and dranetd's log, then stops the node.
+
+log() { printf '%s: %s\n' "$suite" "$*" >&2; }
+fail() { log "FAIL: $*"; exit 1; }
+box_links=()
+box_netns=()  # network namespaces a suite made (ip netns add), removed at the end
+
+box_cleanup() {
+  local status=$?
+  if ((status != 0 && status != 77)) && [[ -n ${KUBECTL:-} ]]; then
+    log "state at failure:"
+    "$KUBECTL" get pods,resourceclaims -A -o wide >&2 || true
+    "$KUBECTL" -n kube-system logs ds/dranet --tail=60 >&2 || true
+  fi
+  box_remove_links
+  bash "$here/node.sh" down "$run" || true
+  exit "$status"
+}
+
+box_remove_links() {
+  local link ns
+  for link in "${box_links[@]}"; do ip link del "$link" 2>/dev/null || true; done
+  for ns in "${box_netns[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+}
+
+box_up() {
+  [[ $EUID -eq 0 ]] || { log "skipped: needs root"; exit 77; }
+  trap box_cleanup EXIT
+  local status=0
+  bash "$here/node.sh" up "$run" >"$run.env" || status=$?
+  ((status == 0)) || exit "$status"
+  set -a
+  # shellcheck disable=SC1090
+  source "$run.env"
+  set +a
+  rm -f "$run.env"
+  log "node: Kubernetes $(k version -o json | python3 -c 'import json, sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])'), containerd $CONTAINERD_VERSION"
+}
+
+k() { "$KUBECTL" "$@"; }
+
+box_images() {
+  local images=$run/images image wanted=("$@")
+  ((${#wanted[@]})) || wanted=(dranet dranet-plugins-generic)
+  bash "$source_dir/packaging/images/oci-image.sh" "$build" "$images" "$BUSYBOX" >"$run/images.list"
+  for image in "${wanted[@]}"; do
+    "$CTR" -a "$CONTAINERD_SOCKET" -n "$CRI_NAMESPACE" images import "$images/$image.tar" >/dev/null
+  done
+  rm -rf "$images"
+}
+
+# This kernel has no dummy links, and dranetd publishes no veth by default.
+box_nic() {
+  ip link del "$1" 2>/dev/null || true
+  ip link add "$1" address "$2" type ifb
+  box_links+=("$1")
+}
+
+# box_install kubectl|helm [HELM ARGS...]: HELM ARGS go to helm install.
+box_install() {
+  local how=$1
+  shift
+  if [[ $how == kubectl ]]; then
+    k apply -f "$source_dir/packaging/install.yaml" >/dev/null
+  else
+    local helm_bin release_status
+    helm_bin=$(bash "$source_dir/scripts/go_tool.sh" helm)/helm
+    log "   with Helm $("$helm_bin" version --short)"
+    "$helm_bin" install dranet "$source_dir/packaging/helm/dranet" --namespace kube-system \
+      --kubeconfig "$KUBECONFIG" "$@" >"$run/helm-install.log" 2>&1 \
+      || { cat "$run/helm-install.log" >&2; fail "helm install failed"; }
+    release_status=$("$helm_bin" status dranet --namespace kube-system --kubeconfig "$KUBECONFIG" -o json \
+                       | python3 -c 'import json, sys; print(json.load(sys.stdin)["info"]["status"])')
+    [[ $release_status == deployed ]] || fail "helm reports the release $release_status, not deployed"
+  fi
+  k -n kube-system rollout status daemonset/dranet --timeout=120s >&2 \
+    || fail "the dranet DaemonSet did not become Ready"
+}
+
+box_slice_lists() {
+  k get resourceslices -o jsonpath="{range .items[?(@.spec.nodeName=='$NODE_NAME')]}{.spec.driver} {range .spec.devices[*]}{.name} {end}{'\n'}{end}" \
+    | grep -qE "^dra\.net .*\b$1\b"
+}
+
+box_wait_slice_lists() {
+  local i
+  for ((i = 0; i < 60; i++)); do box_slice_lists "$1" && return 0; sleep 0.5; done
+  fail "no dra.net ResourceSlice of $NODE_NAME lists $1"
+}
+
+box_nic_pod() {
+  local pod=$1 nic=$2 address=$3
+  k apply -f - >/dev/null <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: $pod, namespace: default}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: nic
+        exactly:
+          deviceClassName: dranet
+          selectors:
+          - cel:
+              expression: device.attributes["dra.net"].ifName == "$nic"
+      config:
+      - requests: [nic]
+        opaque:
+          driver: dra.net
+          parameters:
+            interface: {name: net1, mtu: 1400, addresses: ["$address"]}
+EOF
+  box_pod "$pod" resourceClaimTemplateName "$pod"
+}
+
+# box_pod POD FIELD NAME: a busybox pod that sleeps, holding one claim
+# (FIELD: resourceClaimTemplateName or resourceClaimName).
+box_pod() {
+  k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: default}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: c
+    image: $BUSYBOX_IMAGE
+    imagePullPolicy: Never
+    command: [sleep, "3600"]
+    resources:
+      claims: [{name: devices}]
+  resourceClaims:
+  - name: devices
+    $2: $3
+EOF
+}
+
+# box_pod_has_nic POD ADDRESS: net1 with ADDRESS and MTU 1400 inside POD.
+box_pod_has_nic() {
+  local in_pod
+  in_pod=$(k exec "$1" -- ip -o addr show dev net1 2>&1) || fail "net1 is not in $1: $in_pod"
+  grep -q "$2" <<<"$in_pod" || fail "net1 in $1 lacks $2: $in_pod"
+  k exec "$1" -- ip -o link show dev net1 | grep -q "mtu 1400" || fail "net1 in $1 has not MTU 1400"
+}
+
+# box_nic_home NIC MAC: NIC back on the host (waits up to 10 s) with MAC.
+box_nic_home() {
+  local i
+  for ((i = 0; i < 100; i++)); do ip link show "$1" >/dev/null 2>&1 && break; sleep 0.1; done
+  ip -o link show "$1" 2>/dev/null | grep -qi "$2" || fail "$1 did not come back to the host with MAC $2"
+}
+
+box_audit() {
+  k get clusterrole dranet -o json >"$run/clusterrole.json"
+  python3 "$here/audit_check.py" --audit-log "$AUDIT_LOG" --clusterrole "$run/clusterrole.json" \
+    --user system:serviceaccount:kube-system:dranet "$@" >&2 || fail "dranetd's requests do not fit its ClusterRole"
+}
+
+box_down() {
+  trap - EXIT
+  box_remove_links
+  bash "$here/node.sh" down "$run"
+  bash "$here/leftovers.sh" "$run" "$K8S_BIN_DIR" || fail "the node left something behind"
+}
