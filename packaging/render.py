@@ -95,8 +95,10 @@ def helm_binary():
         return os.environ["DRANET_HELM"]
     tool = subprocess.run(["bash", os.path.join(SOURCE, "scripts", "go_tool.sh"), "helm"],
                           stdout=subprocess.PIPE, text=True)
+    if tool.returncode == 77:
+        raise NoHelm("scripts/go_tool.sh helm: no Go toolchain or module proxy to build Helm")
     if tool.returncode != 0:
-        raise NoHelm("scripts/go_tool.sh helm exited %d (77: no Go toolchain or module proxy)" % tool.returncode)
+        raise SystemExit("scripts/go_tool.sh helm failed (exit %d)" % tool.returncode)
     return os.path.join(tool.stdout.strip(), "helm")
 
 

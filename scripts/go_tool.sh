@@ -22,13 +22,21 @@ log() { printf 'go_tool: %s\n' "$*" >&2; }
 name=$1
 src=$here/go-tools/$name
 go_env_require 26
+# go.sum pins every dependency: nothing may add to it or to go.mod here.
+export GOFLAGS=-mod=readonly
+# The module's own `go` line may ask for a later patch release than 1.26.0.
+needed=$(awk '$1 == "go" {print $2; exit}' "$src/go.mod")
+if [[ -n $needed && "$(printf '%s\n' "$needed" "${go_version#go}" | sort -V | head -1)" != "$needed" ]]; then
+  log "skipped: $go_version is older than go$needed, which scripts/go-tools/$name/go.mod needs"
+  exit 77
+fi
 
 cache=${DRANET_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dranet-tools}/$name
 bin=$cache/bin
 mkdir -p "$cache"
 exec 9>"$cache/.lock"
 flock 9
-stamp="$(cat "$src"/* "$0" | sha256sum | cut -d' ' -f1) $go_version"
+stamp="$(cat "$src"/* "$0" "$here/go_env.sh" | sha256sum | cut -d' ' -f1) $go_version $(go env CGO_ENABLED GOOS GOARCH | paste -sd/)"
 if [[ -f $bin/.stamp && "$(cat "$bin/.stamp")" == "$stamp" ]]; then
   echo "$bin"
   exit 0

@@ -45,6 +45,12 @@ while read -r image contents; do
   if [[ "$contents" == base ]]; then
     copy_libraries "$rootfs" "$rootfs/usr/bin/dranetd" "$rootfs/usr/bin/dranetctl" \
       "$assembled"/staging/usr/lib/dranet/plugins/*.so
+    # The data file of runtime-packages.txt the libraries do not pull in:
+    # PCI vendor and device names (pciVendor, pciDevice attributes).
+    ids=""
+    while read -r f; do [[ -f $f ]] && { ids=$f; break; }; done < <(dpkg -L pci.ids 2>/dev/null | grep '/pci\.ids$')
+    [[ -n $ids && -f $ids ]] || { echo "oci-image: no pci.ids (Debian package pci.ids) to put in the image" >&2; exit 1; }
+    install -D -m 0644 "$ids" "$rootfs$ids"
     config="{\"Env\":[$env_path],\"Entrypoint\":[\"/usr/bin/dranetd\"],\"WorkingDir\":\"/\"}"
   else
     install -D -m 0755 "$busybox" "$rootfs/bin/busybox"

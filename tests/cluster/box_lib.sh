@@ -21,8 +21,11 @@
 
 log() { printf '%s: %s\n' "$suite" "$*" >&2; }
 fail() { log "FAIL: $*"; exit 1; }
+# Links and network namespaces a suite made: removed at the end, and listed
+# in RUN_DIR (box-links, box-netns) so that node.sh down removes them after a
+# suite that was killed.
 box_links=()
-box_netns=()  # network namespaces a suite made (ip netns add), removed at the end
+box_netns=()
 
 box_cleanup() {
   local status=$?
@@ -33,6 +36,7 @@ box_cleanup() {
   fi
   box_remove_links
   bash "$here/node.sh" down "$run" || true
+  rm -f "$run.preexisting"
   exit "$status"
 }
 
@@ -45,6 +49,11 @@ box_remove_links() {
 box_up() {
   [[ $EUID -eq 0 ]] || { log "skipped: needs root"; exit 77; }
   trap box_cleanup EXIT
+  # What leftovers.sh must not blame on the run.
+  local path
+  for path in /var/lib/kubelet /var/run/nri/nri.sock /var/run/dranet /dev/infiniband; do
+    [[ -e $path ]] && echo "$path"
+  done >"$run.preexisting" || true
   local status=0
   bash "$here/node.sh" up "$run" >"$run.env" || status=$?
   ((status == 0)) || exit "$status"
@@ -68,11 +77,25 @@ box_images() {
   rm -rf "$images"
 }
 
+box_record_link() {
+  box_links+=("$1")
+  echo "$1" >>"$run/box-links"
+}
+
+# box_add_netns NAME: ip netns add, recorded. The first one makes /run/netns
+# a mount point of its own when it is not one; node.sh down undoes that.
+box_add_netns() {
+  mountpoint -q /run/netns 2>/dev/null || : >>"$run/box-netns-mount-made"
+  ip netns add "$1"
+  box_netns+=("$1")
+  echo "$1" >>"$run/box-netns"
+}
+
 # This kernel has no dummy links, and dranetd publishes no veth by default.
 box_nic() {
   ip link del "$1" 2>/dev/null || true
   ip link add "$1" address "$2" type ifb
-  box_links+=("$1")
+  box_record_link "$1"
 }
 
 # box_install kubectl|helm [HELM ARGS...]: HELM ARGS go to helm install.
@@ -180,5 +203,6 @@ box_down() {
   trap - EXIT
   box_remove_links
   bash "$here/node.sh" down "$run"
-  bash "$here/leftovers.sh" "$run" "$K8S_BIN_DIR" || fail "the node left something behind"
+  bash "$here/leftovers.sh" "$run" "$K8S_BIN_DIR" "$run.preexisting" || fail "the node left something behind"
+  rm -f "$run.preexisting"
 }

@@ -99,7 +99,7 @@ for ((i = 0; i < 120; i++)); do
   sleep 0.5
 done
 [[ -n $warning ]] || fail "no Warning Event on claim box-refused"
-grep -q '"all"\|all' <<<"$warning" || fail "the Warning Event does not name the refused value: $warning"
+grep -qF 'interface.name: "all"' <<<"$warning" || fail "the Warning Event does not name the refused value: $warning"
 [[ $(k get pod box-refused -o jsonpath='{.status.phase}') == Pending ]] || fail "box-refused is not Pending"
 ip link show "$NIC" >/dev/null 2>&1 || fail "$NIC left the host for a claim prepare refused"
 log "   $(head -1 <<<"$warning")"

@@ -121,7 +121,14 @@ done
 # one file per prepared claim under its --state-dir.
 checkpoint=$(find /var/lib/kubelet -maxdepth 2 -name dra_manager_state -type f | head -1)
 [[ -n $checkpoint ]] || fail "no kubelet DRA checkpoint (dra_manager_state) under /var/lib/kubelet"
-grep -q '"dra.net"' "$checkpoint" && fail "the kubelet's DRA checkpoint still names a dra.net claim: $(head -c 600 "$checkpoint")"
+# Its claims sit in "Data", a JSON document inside a JSON string.
+claims_left=$(python3 -c '
+import json, sys
+outer = json.load(open(sys.argv[1]))
+data = json.loads(outer["Data"])
+print(json.dumps(data) if "\"dra.net\"" in json.dumps(data) else "")' "$checkpoint") \
+  || fail "cannot read the kubelet's DRA checkpoint $checkpoint"
+[[ -z $claims_left ]] || fail "the kubelet's DRA checkpoint still names a dra.net claim: ${claims_left:0:600}"
 left=$(find /var/run/dranet/claims -name '*.json' 2>/dev/null)
 [[ -z $left ]] || fail "dranet's state still holds prepared claims: $left"
 log "   dnbox0 and dnbox1 home; no claim left; neither the kubelet's checkpoint nor dranet's state names one"

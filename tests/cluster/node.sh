@@ -277,7 +277,7 @@ stop_process() {
   kill -TERM "$pid" 2>/dev/null || return 0
   for ((i = 0; i < 100; i++)); do
     [[ -d /proc/$pid ]] || return 0
-    ((i == 50)) && kill -KILL "$pid" 2>/dev/null
+    ((i == 50)) && { kill -KILL "$pid" 2>/dev/null || true; }
     sleep 0.2
   done
   die "$name (pid $pid) survives SIGKILL"
@@ -449,9 +449,15 @@ cmd_down() {
   for ((i = 0; i < 50; i++)); do
     mapfile -t pids < <(cluster_pids "$run")
     ((${#pids[@]} == 0)) && break
-    ((i == 25)) && kill -KILL "${pids[@]}" 2>/dev/null
+    ((i == 25)) && { kill -KILL "${pids[@]}" 2>/dev/null || true; }
     sleep 0.2
   done
+  # What a suite of box_lib.sh made, should it have been killed before it
+  # removed them (namespaces before containerd's stop, which unmounts
+  # /run/netns when the run created it).
+  local name
+  while read -r name; do ip link del "$name" 2>/dev/null || true; done <"$run/box-links" 2>/dev/null || true
+  while read -r name; do ip netns del "$name" 2>/dev/null || true; done <"$run/box-netns" 2>/dev/null || true
   # containerd, its shims and every container (runtime_env.sh stop).
   [[ -d $run/containerd ]] && bash "$runtime_env" stop "$run/containerd"
   # Volumes the kubelet mounted (projected tokens, ...).
@@ -459,12 +465,13 @@ cmd_down() {
   if grep -qxF /var/lib/kubelet "$run/preexisting" 2>/dev/null; then
     :
   else
-    rm -rf /var/lib/kubelet
+    rm -rf --one-file-system /var/lib/kubelet
   fi
   for d in "${SYSTEM_DIRS[@]}"; do
     [[ $d == /var/lib/kubelet ]] && continue
-    grep -qxF "$d" "$run/preexisting" 2>/dev/null || rm -rf "$d"
+    grep -qxF "$d" "$run/preexisting" 2>/dev/null || rm -rf --one-file-system "$d"
   done
+  [[ -f $run/box-netns-mount-made ]] && { umount /run/netns 2>/dev/null || true; }
   [[ -f $run/root_made_shared ]] && mount --make-rprivate /
   local tunable value
   while read -r tunable value; do

@@ -79,17 +79,15 @@ if [[ -n $plan ]]; then
       exit 77
     fi
   done <<<"$plan"
-  ip netns add "$ROUTER"
-  box_netns+=("$ROUTER")
-  ip netns add "$PEER"
-  box_netns+=("$PEER")
+  box_add_netns "$ROUTER"
+  box_add_netns "$PEER"
   ip netns exec "$ROUTER" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
   i=0
   while read -r kind name rest; do
     if [[ $kind == netdev ]]; then
       read -r mac mtu address gateway <<<"$rest"
       ip link add "$name" address "$mac" mtu "$mtu" type veth peer name "r$i" netns "$ROUTER" mtu "$mtu"
-      box_links+=("$name")
+      box_record_link "$name"
       ip addr add "$address" dev "$name"
       ip link set "$name" up
       ip -n "$ROUTER" addr add "$gateway/32" dev "r$i"
@@ -156,7 +154,10 @@ log "   dra.net devices: $published"
 
 log "3. the templates of packaging/examples/$node_type, one pod each"
 k apply -f "$examples/claim-templates.yaml" >/dev/null
-mapfile -t templates < <(python3 -c 'import sys, yaml; [print(c["template"]) for c in yaml.safe_load(open(sys.argv[1]))["spec"]["claims"]]' "$examples/expected.yaml")
+listed=$(python3 -c 'import sys, yaml; [print(c["template"]) for c in yaml.safe_load(open(sys.argv[1]))["spec"]["claims"]]' "$examples/expected.yaml") \
+  || fail "cannot read the templates of $examples/expected.yaml"
+mapfile -t templates <<<"$listed"
+[[ -n ${templates[0]:-} ]] || fail "$examples/expected.yaml lists no template"
 check() {
   python3 "$here/seeds_check.py" --expected "$examples/expected.yaml" --snapshot "$snapshot" --kubectl "$KUBECTL" \
     --ctr "$CTR" --containerd-socket "$CONTAINERD_SOCKET" "$@" >&2

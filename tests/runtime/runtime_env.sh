@@ -829,7 +829,8 @@ sandbox_ids() {
 # For a run with DRANET_RUNTIME_NRI_SOCKET / DRANET_RUNTIME_NETNS_UNDER_STATE=false:
 # the pod network namespaces (containerd names them cni-<uuid>) that appeared
 # in /var/run/netns during the run (a killed containerd leaves them mounted;
-# namespaces others made meanwhile are not touched), the NRI socket and the
+# every cni-* namespace that was not there at start is removed, whoever made
+# it: the run stands in for the node's only runtime), the NRI socket and the
 # directories the run created for them.
 remove_system_netns_and_nri() {
     local run=$1 ns nri
@@ -840,7 +841,11 @@ remove_system_netns_and_nri() {
             umount "${ns}" 2>/dev/null || umount -l "${ns}" 2>/dev/null || true
             rm -f "${ns}"
         done
-        [[ -f ${run}/netns_dir_created ]] && rmdir /var/run/netns 2>/dev/null || true
+        if [[ -f ${run}/netns_dir_created ]]; then
+            # `ip netns add` makes the directory a mount point of its own.
+            mountpoint -q /var/run/netns && { umount /var/run/netns 2>/dev/null || true; }
+            rmdir /var/run/netns 2>/dev/null || true
+        fi
     fi
     nri=$(cat "${run}/nri_socket" 2>/dev/null) || nri=""
     if [[ -n ${nri} && ${nri} != "${run}/"* ]]; then
