@@ -12,6 +12,9 @@
 #                        dranet installed as users install it; waits for Ready
 #   box_slice_lists NIC  true when dranet's ResourceSlice of the node lists NIC
 #   box_pod POD FIELD NAME  a pod holding one claim (template or claim)
+#   box_nic_template NAME NIC INTERFACE
+#                        a ResourceClaimTemplate taking NIC by CEL on
+#                        dra.net/ifName, INTERFACE as dranet's interface config
 #   box_nic_pod POD NIC ADDRESS
 #                        a pod whose ResourceClaimTemplate picks NIC by CEL on
 #                        dra.net/ifName, configured as net1 (MTU 1400, ADDRESS)
@@ -130,12 +133,13 @@ box_wait_slice_lists() {
   fail "no dra.net ResourceSlice of $NODE_NAME lists $1"
 }
 
-box_nic_pod() {
-  local pod=$1 nic=$2 address=$3
+# box_nic_template NAME NIC INTERFACE: a ResourceClaimTemplate taking NIC by
+# CEL on dra.net/ifName, with INTERFACE (a YAML mapping) as dranet's config.
+box_nic_template() {
   k apply -f - >/dev/null <<EOF
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
-metadata: {name: $pod, namespace: default}
+metadata: {name: $1, namespace: default}
 spec:
   spec:
     devices:
@@ -145,15 +149,19 @@ spec:
           deviceClassName: dranet
           selectors:
           - cel:
-              expression: device.attributes["dra.net"].ifName == "$nic"
+              expression: device.attributes["dra.net"].ifName == "$2"
       config:
       - requests: [nic]
         opaque:
           driver: dra.net
           parameters:
-            interface: {name: net1, mtu: 1400, addresses: ["$address"]}
+            interface: $3
 EOF
-  box_pod "$pod" resourceClaimTemplateName "$pod"
+}
+
+box_nic_pod() {
+  box_nic_template "$1" "$2" "{name: net1, mtu: 1400, addresses: [\"$3\"]}"
+  box_pod "$1" resourceClaimTemplateName "$1"
 }
 
 # box_pod POD FIELD NAME: a busybox pod that sleeps, holding one claim

@@ -70,31 +70,12 @@ box_nic_home "$NIC" "$NIC_MAC"
 log "   $NIC is back on the host with its MAC"
 
 log "4. a claim prepare refuses (interface name \"all\"): Warning Event, the pod waits, $NIC stays"
-k apply -f - >/dev/null <<EOF
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: box-refused, namespace: default}
-spec:
-  devices:
-    requests:
-    - name: nic
-      exactly:
-        deviceClassName: dranet
-        selectors:
-        - cel:
-            expression: device.attributes["dra.net"].ifName == "$NIC"
-    config:
-    - requests: [nic]
-      opaque:
-        driver: dra.net
-        parameters:
-          interface: {name: all}
-EOF
-box_pod box-refused resourceClaimName box-refused
+box_nic_template box-refused "$NIC" "{name: all}"
+box_pod box-refused resourceClaimTemplateName box-refused
 warning=""
 for ((i = 0; i < 120; i++)); do
   warning=$(k get events -n default -o jsonpath='{range .items[?(@.type=="Warning")]}{.involvedObject.kind}/{.involvedObject.name} {.reason}: {.message}{"\n"}{end}' \
-              | grep '^ResourceClaim/box-refused ' || true)
+              | grep '^ResourceClaim/box-refused-' || true)
   [[ -n $warning ]] && break
   sleep 0.5
 done
@@ -104,7 +85,7 @@ grep -qF 'interface.name: "all"' <<<"$warning" || fail "the Warning Event does n
 ip link show "$NIC" >/dev/null 2>&1 || fail "$NIC left the host for a claim prepare refused"
 log "   $(head -1 <<<"$warning")"
 k delete pod box-refused --wait=true --timeout=60s >/dev/null
-k delete resourceclaim box-refused --wait=true --timeout=60s >/dev/null
+k delete resourceclaimtemplate box-refused >/dev/null
 
 log "5. a ResourceSlice another writer put in dranet's pool is deleted"
 pool=$(k get resourceslices -o jsonpath="{range .items[?(@.spec.nodeName=='$NODE_NAME')]}{.spec.driver} {.spec.pool.name} {.spec.pool.generation}{'\n'}{end}" \
