@@ -197,6 +197,17 @@ void AddNetworkConfig(nl_sock* sock, int ifindex, const std::vector<Route>& rout
   AddNeighbors(sock, ifindex, neighbors, ifname);
 }
 
+// Where the kernel leaves a device whose namespace died (a physical one;
+// virtual links die with their namespace): on the host, down, under its name
+// in the pod or, when the host had that name, as devN. Found by what it had
+// on the host, never one of the node's uplinks; null when no link fits.
+LinkPtr ReturnedByTheKernel(nl_sock* host_sock, const NetdevPlan& netdev, Logger& log) {
+  auto facts = inventory::ReadLinksAndRoutes(host_sock, log);
+  const auto uplinks = inventory::ExcludedUplinkInterfaces(facts);
+  const auto* returned = FindNetdevOnHost(facts.links, uplinks, netdev, /*home_only=*/false);
+  return returned ? LinkAt(host_sock, returned->ifindex) : nullptr;
+}
+
 bool HasNetdevs(const std::vector<ClaimPlan>& plans) {
   return std::any_of(plans.begin(), plans.end(), [](const ClaimPlan& p) { return !p.netdevs.empty(); });
 }
@@ -300,11 +311,20 @@ void NetnsMover::AttachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
       const std::string where = "claim " + plan.claim_namespace + "/" + plan.claim_name + ", pod " +
                                 pod.Describe() + ": ";
       try {
-        if (auto link = FindLink(host_sock, netdev.host_if_name)) {
-          move_time += MoveLink(host_sock, link.get(), held_.at(pod.uid).ns, pod_name, netdev.mtu.value_or(0));
+        auto on_host = FindLink(host_sock, netdev.host_if_name);
+        if (!on_host && !FindLink(pod_sock, pod_name)) {
+          // The pod's previous namespace died with the netdev in it (the
+          // node's processes killed, this daemon among them).
+          on_host = ReturnedByTheKernel(host_sock, netdev, log_);
+          if (!on_host)
+            throw InjectError("netdev " + netdev.host_if_name + " is neither on the host nor in the pod");
+          log_.Warning("netdev found on the host under another name (its pod namespace died with it inside); "
+                       "taking it by what it had on the host",
+                       {{"netdev", netdev.host_if_name}, {"foundAs", rtnl_link_get_name(on_host.get())}});
+        }
+        if (on_host) {
+          move_time += MoveLink(host_sock, on_host.get(), held_.at(pod.uid).ns, pod_name, netdev.mtu.value_or(0));
           DRANET_FAULT_POINT("netns-attach-after-move");  // in the pod, not configured there yet
-        } else if (!FindLink(pod_sock, pod_name)) {
-          throw InjectError("netdev " + netdev.host_if_name + " is neither on the host nor in the pod");
         }
         auto link = FindLink(pod_sock, pod_name);
         if (!link) throw InjectError("netdev " + pod_name + " vanished from the pod after the move");
@@ -352,11 +372,42 @@ void NetnsMover::AdoptPod(const PodSandboxRef& pod, const std::vector<ClaimPlan>
   std::lock_guard lock(mu_);
   auto ns = OpenNetns(pod.netns_path, /*missing_ok=*/true);
   if (!ns.valid()) return;
+  if (IdOf(ns) == IdOf(host_ns_)) return;  // a host-network pod: nothing is ever moved there
   if (auto held = held_.find(pod.uid); held != held_.end() && held->second.id == IdOf(ns)) {
     held->second.plans = plans;
-    return;
+  } else {
+    HoldLocked(pod, std::move(ns), plans);
   }
-  HoldLocked(pod, std::move(ns), plans);
+  // Netdevs not in the pod: it started while this daemon was away (the node
+  // restarted, the daemon not yet connected to the runtime), so they go in
+  // now, as its RunPodSandbox would have moved them.
+  auto& held = held_.at(pod.uid);
+  const auto pod_sock = NetlinkSocketIn(held.ns, NETLINK_ROUTE);
+  const auto in_pod = inventory::ReadLinks(pod_sock.get(), log_);
+  std::vector<ClaimPlan> missing;
+  std::string taken;
+  for (const auto& plan : plans) {
+    ClaimPlan absent = plan;
+    absent.netdevs.clear();
+    for (const auto& netdev : plan.netdevs) {
+      const auto attached = held.attached_ifindex.find(AttachKey(plan, netdev));
+      if (FindNetdevInPod(in_pod, netdev, attached == held.attached_ifindex.end() ? 0 : attached->second)) continue;
+      const auto pod_name = PodNameOf(netdev);
+      if (std::any_of(in_pod.begin(), in_pod.end(), [&](const auto& link) { return link.name == pod_name; })) {
+        taken += (taken.empty() ? "" : ", ") + pod_name;  // the pod's own interface: never configured as the netdev
+        continue;
+      }
+      absent.netdevs.push_back(netdev);
+    }
+    if (!absent.netdevs.empty()) missing.push_back(std::move(absent));
+  }
+  if (!taken.empty())
+    log_.Warning("a running pod lacks netdevs of its claims, and has interfaces of their names; left as they are",
+                 {{"pod", pod.Describe()}, {"names", taken}});
+  if (missing.empty()) return;
+  log_.Warning("a running pod lacks netdevs of its claims (it started while this daemon was away); moving them in",
+               {{"pod", pod.Describe()}});
+  AttachLocked(pod, missing, pod_sock.get());
 }
 
 std::vector<PodSandboxRef> NetnsMover::VanishedPods() {
@@ -443,9 +494,7 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
         if (!moved) {
           // The pod netns died first: the kernel returned the device, under
           // its pod name or, when the host had that name, as devN.
-          on_host = host_links();
-          const auto* stray = FindNetdevOnHost(on_host, *uplinks, netdev, /*home_only=*/false);
-          auto link = stray ? LinkAt(host_sock, stray->ifindex) : nullptr;
+          auto link = ReturnedByTheKernel(host_sock, netdev, log_);
           if (!link)
             throw InjectError("netdev " + host_name + " cannot be found: neither in the pod nor on the host is a link "
                               "with its recorded " + (host.permanent_mac.empty() ? "name and MAC " + (host.mac.empty() ? std::string("(none recorded)") : host.mac)

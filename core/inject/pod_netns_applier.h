@@ -50,9 +50,11 @@ class PodNetnsApplier {
   // was attached with". Throws InjectError after trying every device.
   virtual void DetachNetdevs(const PodSandboxRef& pod, const std::vector<ClaimPlan>& plans) = 0;
 
-  // The pod's netdevs are (or may be) inside its namespace although this
-  // applier did not move them (a restarted daemon learning running pods):
-  // keep track of the pod as AttachNetdevs would. Never moves anything.
+  // A running pod this applier did not attach (a restarted daemon learning
+  // running pods): keep track of it as AttachNetdevs would, and move in the
+  // netdevs it lacks (it started while the daemon was away); a link of the
+  // pod's own under a netdev's name is left alone. Throws InjectError when a
+  // lacking netdev cannot be moved in.
   virtual void AdoptPod(const PodSandboxRef& /*pod*/, const std::vector<ClaimPlan>& /*plans*/) {}
 
   // Pods holding netdevs whose namespace the runtime has let go: the path is

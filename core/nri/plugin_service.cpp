@@ -201,8 +201,8 @@ void PluginService::ReconcileNetdevs(const std::map<std::string, api::PodSandbox
     try {
       applier_.AdoptPod(RefOf(pod, /*use_cache=*/false, /*has_claims=*/true), plans);
     } catch (const std::exception& e) {
-      log_.Warning("cannot keep track of a running pod's netdevs", {{"pod", pod.namespace_() + "/" + pod.name()},
-                                                                    {"error", e.what()}});
+      log_.Error("a running pod's netdevs: cannot keep track of them or move in those it lacks",
+                 {{"pod", pod.namespace_() + "/" + pod.name()}, {"error", e.what()}});
     }
   }
   // Pods with netdevs that the runtime no longer runs: it removed them

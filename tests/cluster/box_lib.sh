@@ -18,6 +18,10 @@
 #   box_nic_pod POD NIC ADDRESS
 #                        a pod whose ResourceClaimTemplate picks NIC by CEL on
 #                        dra.net/ifName, configured as net1 (MTU 1400, ADDRESS)
+#   box_return_like_hardware NIC MAC
+#                        from now on, when the pod namespace NIC (with MAC) is
+#                        in dies, NIC comes back to the host as a physical NIC
+#                        would (virtual links die with their namespace)
 #   box_audit            dranetd's requests against its ClusterRole (audit_check.py)
 #   box_down             node.sh down, then leftovers.sh: nothing may remain
 # A failing suite prints the pods, claims and dranetd's log, then stops the node.
@@ -29,6 +33,7 @@ fail() { log "FAIL: $*"; exit 1; }
 # suite that was killed.
 box_links=()
 box_netns=()
+box_keepers=()
 
 box_cleanup() {
   local status=$?
@@ -44,7 +49,8 @@ box_cleanup() {
 }
 
 box_remove_links() {
-  local link ns
+  local link ns pid
+  for pid in "${box_keepers[@]}"; do kill "$pid" 2>/dev/null || true; done
   for link in "${box_links[@]}"; do ip link del "$link" 2>/dev/null || true; done
   for ns in "${box_netns[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
 }
@@ -199,6 +205,39 @@ box_nic_home() {
   local i
   for ((i = 0; i < 100; i++)); do ip link show "$1" >/dev/null 2>&1 && break; sleep 0.1; done
   ip -o link show "$1" 2>/dev/null | grep -qi "$2" || fail "$1 did not come back to the host with MAC $2"
+}
+
+# box_return_like_hardware NIC MAC: the kernel gives a physical NIC whose
+# network namespace dies back to the host, down, under the name it had there
+# (devN when the host has that name); an ifb dies with the namespace. To
+# stand in for the physical one, a keeper holds the pod namespace that has
+# NIC with MAC (a bind mount listed in RUN_DIR/box-held-netns, which node.sh
+# down unmounts) and, once the runtime has removed the namespace's own mount
+# (the sandbox stopped), does what the kernel would, then lets it go.
+box_return_like_hardware() {
+  local nic=$1 mac=$2 path name="" hold
+  for path in /var/run/netns/*; do
+    ip -n "${path##*/}" -o link show "$nic" 2>/dev/null | grep -qi "$mac" && { name=${path##*/}; break; }
+  done
+  [[ -n $name ]] || fail "no pod network namespace has $nic with MAC $mac"
+  hold=$run/held-netns-$name
+  : >"$hold"
+  echo "$hold" >>"$run/box-held-netns"
+  mount --bind "/var/run/netns/$name" "$hold"
+  (
+    cd /
+    for ((i = 0; i < 6000; i++)); do [[ -e /var/run/netns/$name ]] || break; sleep 0.05; done
+    if [[ ! -e /var/run/netns/$name ]] && nsenter --net="$hold" ip link show "$nic" >/dev/null 2>&1; then
+      home=$nic
+      for ((i = 0; ; i++)); do ip link show "$home" >/dev/null 2>&1 || break; home=dev$i; done
+      nsenter --net="$hold" ip link set dev "$nic" down
+      nsenter --net="$hold" ip link set dev "$nic" netns 1 name "$home"
+      echo "$nic $home" >>"$run/box-returned"
+    fi
+    umount "$hold" && rm -f "$hold"
+  ) >>"$run/box-keeper.log" 2>&1 &
+  box_keepers+=("$!")
+  log "   $nic comes back from $name as hardware would (keeper $!)"
 }
 
 box_audit() {

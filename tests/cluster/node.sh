@@ -458,6 +458,7 @@ cmd_down() {
   local name
   while read -r name; do ip link del "$name" 2>/dev/null || true; done <"$run/box-links" 2>/dev/null || true
   while read -r name; do ip netns del "$name" 2>/dev/null || true; done <"$run/box-netns" 2>/dev/null || true
+  while read -r name; do umount "$name" 2>/dev/null || true; done <"$run/box-held-netns" 2>/dev/null || true
   # containerd, its shims and every container (runtime_env.sh stop).
   [[ -d $run/containerd ]] && bash "$runtime_env" stop "$run/containerd"
   # Volumes the kubelet mounted (projected tokens, ...).

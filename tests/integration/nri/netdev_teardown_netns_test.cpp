@@ -197,7 +197,9 @@ TEST_F(NetdevTeardownNetnsTest, AfterARestartANetdevWithAStrangeMacIsReportedNot
   ASSERT_TRUE(Ok("ip -n " + pod_ + " link set net1 down"));
   ASSERT_TRUE(Ok("ip -n " + pod_ + " link set net1 address 02:00:00:00:0a:01 name other7"));
   auto restarted = Mover();
-  restarted->AdoptPod(Pod(), {plan});
+  // Not in the pod by what it had on the host, nor on the host: adopting
+  // the pod cannot move it in, and says so.
+  EXPECT_THROW(restarted->AdoptPod(Pod(), {plan}), inject::InjectError);
   EXPECT_THROW(restarted->DetachNetdevs(Pod(), {plan}), inject::InjectError);
   EXPECT_EQ(Uplink(), uplink_before_);
   EXPECT_THAT(Capture("ip -n " + pod_ + " link show other7"), HasSubstr("02:00:00:00:0a:01"));

@@ -97,6 +97,31 @@ class NriNetnsTest : public ::testing::TestWithParam<bool> {
     if (!netns_.empty()) Ok("ip netns del " + netns_);
   }
 
+  // dranetd killed and started again: a new mover (nothing held) and
+  // plugin; the runtime lists `running` at Synchronize.
+  void RestartDaemon(const std::vector<api::PodSandbox>& running) {
+    plugin_->Stop();
+    plugin_.reset();
+    mover_ = std::make_unique<inject::NetnsMover>(inject::NetnsMover::Options{}, log_);
+    nri::NriPluginOptions popts;
+    popts.socket_path = dir_.path() + "/nri.sock";
+    popts.initial_backoff = 5ms;
+    popts.netns_check_period = 20ms;
+    runtime_->SetExistingPods(running);
+    runtime_->Restart();
+    plugin_ = std::make_unique<nri::NriPlugin>(popts, claims_, *mover_, log_);
+    plugin_->Start();
+    ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
+  }
+
+  // The same pod in a new sandbox, its namespace `netns`.
+  api::PodSandbox InNetns(const std::string& netns) {
+    auto recreated = pod_;
+    for (auto& ns : *recreated.mutable_linux()->mutable_namespaces())
+      if (ns.type() == "network") ns.set_path("/var/run/netns/" + netns);
+    return recreated;
+  }
+
   std::string Host(const std::string& args) { return Capture("ip " + args); }
   std::string Pod(const std::string& args) { return Capture("ip -n " + netns_ + " " + args); }
 
@@ -313,9 +338,7 @@ TEST_P(NriNetnsTest, NewSandboxOfTheSamePodTakesTheNetdevsFromTheOldOne) {
   ASSERT_TRUE(runtime_->RunPodSandbox(pod_).ok()) << log_out_.str();
   const std::string second = netns_ + "b";
   ASSERT_TRUE(Ok("ip netns add " + second));
-  auto recreated = pod_;
-  for (auto& ns : *recreated.mutable_linux()->mutable_namespaces())
-    if (ns.type() == "network") ns.set_path("/var/run/netns/" + second);
+  const auto recreated = InNetns(second);
   const auto status = runtime_->RunPodSandbox(recreated);
   EXPECT_TRUE(status.ok()) << status.message << log_out_.str();
   for (const auto& d : devs_) {
@@ -333,19 +356,9 @@ TEST_P(NriNetnsTest, NewSandboxOfTheSamePodTakesTheNetdevsFromTheOldOne) {
 // (no Stop) still brings the netdevs home.
 TEST_P(NriNetnsTest, RestartedDaemonAdoptsRunningPodsAtSynchronize) {
   ASSERT_TRUE(runtime_->RunPodSandbox(pod_).ok()) << log_out_.str();
-  plugin_->Stop();
-  plugin_.reset();
-  mover_ = std::make_unique<inject::NetnsMover>(inject::NetnsMover::Options{}, log_);  // nothing held
-  nri::NriPluginOptions popts;
-  popts.socket_path = dir_.path() + "/nri.sock";
-  popts.initial_backoff = 5ms;
-  popts.netns_check_period = 20ms;
-  runtime_->SetExistingPods({pod_});
-  runtime_->Restart();
-  plugin_ = std::make_unique<nri::NriPlugin>(popts, claims_, *mover_, log_);
-  plugin_->Start();
-  ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
+  RestartDaemon({pod_});
   EXPECT_EQ(mover_->held_pods(), 1u) << log_out_.str();
+  EXPECT_EQ(log_out_.str().find("moving them in"), std::string::npos) << "netdevs in the pod were taken as lacking";
   ASSERT_TRUE(Ok("ip netns del " + netns_));
   const auto until = std::chrono::steady_clock::now() + 20s;
   auto home = [&] {
@@ -355,6 +368,52 @@ TEST_P(NriNetnsTest, RestartedDaemonAdoptsRunningPodsAtSynchronize) {
   };
   while (!home() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(20ms);
   EXPECT_TRUE(home()) << log_out_.str();
+}
+
+// Every process of the node killed (dranetd among them, so nothing held the
+// pod's namespace): the runtime removes the dead sandbox's namespace, and
+// the kernel returns a physical netdev to the host down, under its pod
+// name. The pod's new sandbox takes it by its MAC, and Stop brings it home
+// under its own name.
+TEST_P(NriNetnsTest, NewSandboxAfterACrashTakesTheNetdevTheKernelReturned) {
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod_).ok()) << log_out_.str();
+  RestartDaemon({});
+  for (const auto& d : devs_) ASSERT_TRUE(Ok("ip -n " + netns_ + " link set " + d.pod + " netns 1"));
+  ASSERT_TRUE(Ok("ip netns del " + netns_));
+  const std::string second = netns_ + "c";
+  ASSERT_TRUE(Ok("ip netns add " + second));
+  const auto recreated = InNetns(second);
+  const auto status = runtime_->RunPodSandbox(recreated);
+  EXPECT_TRUE(status.ok()) << status.message << log_out_.str();
+  for (const auto& d : devs_) {
+    EXPECT_FALSE(Ok("ip link show " + d.pod)) << d.pod << " stayed on the host";
+    EXPECT_TRUE(Contains(Capture("ip -n " + second + " -o addr show dev " + d.pod), "inet " + d.address));
+  }
+  ASSERT_TRUE(runtime_->StopPodSandbox(recreated).ok());
+  for (const auto& d : devs_) {
+    EXPECT_TRUE(Contains(Host("-o addr show dev " + d.host), "inet " + d.address)) << log_out_.str();
+    EXPECT_TRUE(Contains(Host("route show dev " + d.host), d.route.substr(0, d.route.find('/'))));
+  }
+  Ok("ip netns del " + second);
+}
+
+// The pod started while dranetd was away (a node restart: the runtime ran
+// the sandbox before the plugin connected), so its netdevs are on the host.
+// The daemon moves them in when it learns the pod at Synchronize, except
+// one whose name the pod's own interface has.
+TEST_P(NriNetnsTest, RestartedDaemonMovesInTheNetdevsARunningPodLacks) {
+  const auto& taken = devs_[1];
+  ASSERT_TRUE(Ok("ip -n " + netns_ + " link add " + taken.pod + " type veth peer name podown0"));
+  RestartDaemon({pod_});
+  const auto& d = devs_[0];
+  EXPECT_FALSE(Ok("ip link show " + d.host)) << d.host << " stayed on the host\n" << log_out_.str();
+  EXPECT_TRUE(Contains(Pod("-o addr show dev " + d.pod), "inet " + d.address)) << log_out_.str();
+  EXPECT_TRUE(Contains(Pod("-o link show " + d.pod), "mtu 8896"));
+  EXPECT_TRUE(Contains(Host("-o addr show dev " + taken.host), "inet " + taken.address)) << "moved over the pod's own interface";
+  EXPECT_TRUE(Contains(Pod("-o link show " + taken.pod), "@podown0")) << "the pod's own interface was changed";
+  EXPECT_TRUE(Contains(log_out_.str(), "left as they are")) << log_out_.str();
+  ASSERT_TRUE(runtime_->StopPodSandbox(pod_).ok());
+  EXPECT_TRUE(Contains(Host("-o addr show dev " + d.host), "inet " + d.address)) << log_out_.str();
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, NriNetnsTest, ::testing::Values(false, true),
