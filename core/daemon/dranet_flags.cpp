@@ -137,6 +137,22 @@ std::string StateDirForDbPath(const std::string& db_path) {
   return path.parent_path().string();
 }
 
+std::vector<std::string> SplitEmptyValues(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  out.reserve(args.size());
+  for (const auto& arg : args) {
+    const bool empty_value = arg.size() > 3 && arg.rfind("--", 0) == 0 && arg.back() == '=' &&
+                             arg.find('=') == arg.size() - 1;
+    if (!empty_value) {
+      out.push_back(arg);
+      continue;
+    }
+    out.push_back(arg.substr(0, arg.size() - 1));
+    out.emplace_back();
+  }
+  return out;
+}
+
 int FirstArgument(int argc, const char* const* argv) {
   if (argc < 2 || argv[1] == nullptr || argv[1][0] == '-') return 1;
   const std::string base = std::filesystem::path(argv[1]).filename().string();

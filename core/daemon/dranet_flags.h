@@ -50,4 +50,12 @@ std::string StateDirForDbPath(const std::string& db_path);
 // is dranet or dranetd, else 1.
 int FirstArgument(int argc, const char* const* argv);
 
+// `args` with every "--name=" (an empty value after the '=') split into
+// "--name" and "": Go's flag package, DRANET's, takes "--name=" as the empty
+// value, where CLI11 would take the next argument as the value (a DRANET
+// chart rendering "--feature-gates=" then "--v=4" set the gates to "--v=4").
+// Empty is then refused only where a value must not be empty (numbers,
+// booleans), as Go refuses it.
+std::vector<std::string> SplitEmptyValues(const std::vector<std::string>& args);
+
 }  // namespace dranet::daemon

@@ -8,7 +8,9 @@
 #include <cstring>
 #include <map>
 #include <iostream>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -96,8 +98,12 @@ int main(int argc, char** argv) {
   dranet::plugins::AddPluginFlags(app, options.plugins);
   // DRANET's manifests begin the container args with the program ("/dranet").
   const int first = dranet::daemon::FirstArgument(argc, argv);
+  std::vector<std::string> args(argv + first, argv + argc);
+  args = dranet::daemon::SplitEmptyValues(args);
+  std::vector<char*> cli_argv{argv[0]};
+  for (auto& arg : args) cli_argv.push_back(arg.data());
   try {
-    app.parse(argc - first + 1, argv + first - 1);
+    app.parse(static_cast<int>(cli_argv.size()), cli_argv.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }

@@ -36,8 +36,12 @@ bool SpecialTable(uint32_t table) {
 
 bool IsCarriedRoute(const inventory::RouteFacts& route) {
   if (route.table == RT_TABLE_LOCAL || route.type != RTN_UNICAST) return false;
-  if (route.destination.empty() || route.IsDefault()) return false;
+  if (route.destination.empty()) return false;
   return !(route.family == AF_INET6 && (IsIpv6LinkLocal(route.destination) || route.protocol == RTPROT_KERNEL));
+}
+
+bool IsMainTableDefault(const Route& route) {
+  return KernelTable(route.table) == RT_TABLE_MAIN && (route.destination == "0.0.0.0/0" || route.destination == "::/0");
 }
 
 NetdevHostState HarvestNetdevHostState(const inventory::NetlinkFacts& facts, const std::string& if_name) {

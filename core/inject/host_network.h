@@ -28,10 +28,18 @@
 
 namespace dranet::inject {
 
-// Whether a netdev takes `route` into the pod when a next hop leaves
-// through it: unicast routes in any table but `local`, except default routes,
-// IPv6 link-local destinations and the kernel's own IPv6 routes.
+// Whether a netdev's host state records `route` when a next hop leaves
+// through it: unicast routes in any table but `local`, default routes
+// included, except IPv6 link-local destinations and the kernel's own IPv6
+// routes.
 bool IsCarriedRoute(const inventory::RouteFacts& route);
+
+// A default route (0.0.0.0/0 or ::/0) of the main table. Recorded and
+// restored on the host, but never copied into a pod: there it would compete
+// with the pod's own default route (its primary interface). Default routes
+// of other tables (a secondary NIC's policy routing) go along with the
+// rules that look them up.
+bool IsMainTableDefault(const Route& route);
 
 // The host state of netdev `if_name` in `facts`: name, MTU, up flag, every
 // address, and the routes, rules and neighbours described above. Throws

@@ -263,11 +263,13 @@ void LeaseAddress(const HostAccess& host, inject::NetdevPlan& netdev, std::vecto
   }
 }
 
-// The host's routes for the pod: a preferred source the pod will not have
-// (the claim replaced the host's addresses) is dropped, as the kernel would
-// refuse the route.
-std::vector<inject::Route> WithoutForeignSources(std::vector<inject::Route> routes,
-                                                 const std::vector<std::string>& pod_addresses) {
+// The host's routes for the pod: no main-table default route (it would
+// compete with the pod's own; inject::IsMainTableDefault), and a preferred
+// source the pod will not have (the claim replaced the host's addresses) is
+// dropped, as the kernel would refuse the route.
+std::vector<inject::Route> HostRoutesForPod(std::vector<inject::Route> routes,
+                                            const std::vector<std::string>& pod_addresses) {
+  std::erase_if(routes, [](const inject::Route& route) { return inject::IsMainTableDefault(route); });
   for (auto& route : routes) {
     if (route.source.empty()) continue;
     const bool owned = std::any_of(pod_addresses.begin(), pod_addresses.end(), [&](const std::string& cidr) {
@@ -342,7 +344,7 @@ std::string RouteLabel(const inject::Route& route) {
 // preferred source must be one of the pod's addresses on the netdev (the
 // kernel takes any address of the namespace, but the pod's others are not
 // known at prepare). The host's routes never fail the source rule:
-// WithoutForeignSources dropped their sources the pod does not have, so
+// HostRoutesForPod dropped their sources the pod does not have, so
 // those named here came from a cloud plugin or the claim.
 std::vector<std::string> RouteProblems(const inject::NetdevPlan& netdev) {
   std::vector<IpPrefix> addresses;
@@ -598,7 +600,7 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
       // A VRF takes no policy rules (its table is the lookup): the host's
       // stay on the host.
       if (options.copy_host_routes) {
-        netdev.routes = WithoutForeignSources(netdev.host_state.routes, netdev.addresses);
+        netdev.routes = HostRoutesForPod(netdev.host_state.routes, netdev.addresses);
         if (netdev.vrf_name.empty()) netdev.rules = netdev.host_state.rules;
         netdev.neighbors = netdev.host_state.neighbors;
       }

@@ -174,7 +174,7 @@ class AzurePlugin {
         continue;
       }
       std::string ipv6_gateway;
-      if (nic->imds.index > 0 && azure::IsGlobalIpv6(nic->imds.ipv6)) {
+      if (azure::IsGlobalIpv6(nic->imds.ipv6)) {
         if (!ipv6_routes) ipv6_routes = ReadIpv6Routes();
         ipv6_gateway = azure::Ipv6DefaultGateway(*ipv6_routes, device.if_name());
       }

@@ -6,8 +6,10 @@
 // own table with a default route via the subnet's gateway (Azure's gateway
 // is always the first address of the subnet), and a rule sending traffic
 // from the subnet to that table. The n-th interface of IMDS's
-// network.interface[] list uses table 100 + n; the primary (n = 0) keeps
-// the main table and gets nothing. IPv6 follows when the interface has a
+// network.interface[] list uses table 100 + n, the primary (n = 0)
+// included: it is moved only when it does not carry the node's default
+// route (uplinks are never published), and then it needs its table as any
+// secondary does. IPv6 follows when the interface has a
 // global IPv6 address in IMDS and the node has an IPv6 default route on the
 // netdev (its gateway): rule "from <address>/128", route "::/0 via <gw>".
 //
@@ -132,16 +134,10 @@ struct NicRouting {
   std::vector<std::string> skipped;
 };
 
-// DRANET's GetDeviceConfig for interface `nic`, except that the primary
-// (index 0) gets nothing: it is the node's own uplink and keeps the main
-// table. `ipv6_gateway` is the netdev's IPv6 default gateway on the node
+// DRANET's GetDeviceConfig for interface `nic` (index 0 too). `ipv6_gateway` is the netdev's IPv6 default gateway on the node
 // ("" when none); it is only used when IMDS lists a global IPv6 address.
 inline NicRouting PlanNicRouting(const ImdsNic& nic, const std::string& ipv6_gateway) {
   NicRouting out;
-  if (nic.index == 0) {
-    out.skipped.push_back("primary interface (IMDS index 0) keeps the main table");
-    return out;
-  }
   out.table = kRoutingTableBase + static_cast<uint32_t>(nic.index);
   if (!nic.subnet_address.empty()) {
     std::string why;

@@ -17,6 +17,16 @@ log=$("$dranetd" "${args[@]}" "${offline[@]}" 2>&1) || { echo "$log"; exit 1; }
 grep -q -- '--node-name="node-from-downward-api"' <<<"$log" || { echo "$log"; exit 1; }
 grep -q -- '--v="4"' <<<"$log" || { echo "$log"; exit 1; }
 
+# DRANET's chart, with its documented values uncommented, renders flags with
+# an empty value ("--feature-gates=", "--webhook-url="): Go takes them as
+# empty, so must dranetd, without swallowing the flag after them.
+log=$("$dranetd" --feature-gates= --webhook-url= --v=3 "${offline[@]}" 2>&1) || { echo "$log"; exit 1; }
+grep -q -- '--feature-gates="" ' <<<"$log" || { echo "$log"; exit 1; }
+grep -q -- '--webhook-url="" ' <<<"$log" || { echo "$log"; exit 1; }
+grep -q -- '--v="3"' <<<"$log" || { echo "$log"; exit 1; }
+# Empty where Go refuses it too (a number): refused with one error line.
+if out=$("$dranetd" --inventory-poll-burst= "${offline[@]}" 2>&1); then echo "accepted an empty number: $out"; exit 1; fi
+
 # Every DRANET flag (cmd/dranet/app.go), --flag=value and --flag value.
 state=$(mktemp -d)
 trap 'rm -rf "$state"' EXIT

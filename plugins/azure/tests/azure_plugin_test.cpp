@@ -225,15 +225,20 @@ TEST_F(AzureRoutingTest, SecondaryNicsGetTheirOwnTableRuleAndDefaultRoute) {
   EXPECT_TRUE(edits.errors.empty()) << edits.errors[0];
   EXPECT_EQ(Lines(edits),
             (std::vector<std::string>{
+                "route eth0 0.0.0.0/0 via 10.224.0.1 src '' table 100 metric 0 scope 0 by azure",
                 "route eth1 0.0.0.0/0 via 10.1.0.1 src '' table 101 metric 0 scope 0 by azure",
                 "route eth2 0.0.0.0/0 via 10.2.128.1 src '' table 102 metric 0 scope 0 by azure",
                 "route eth2 ::/0 via fe80::1234:5678:9abc src '' table 102 metric 0 scope 0 by azure",
+                "rule eth0 from 10.224.0.0/16 to '' lookup 100 pref 0 by azure",
                 "rule eth1 from 10.1.0.0/24 to '' lookup 101 pref 0 by azure",
                 "rule eth2 from 10.2.128.0/20 to '' lookup 102 pref 0 by azure",
                 "rule eth2 from fd00:2::7/128 to '' lookup 102 pref 0 by azure",
             }));
   EXPECT_EQ(imds.Hits(), 1u) << "inject uses the answer annotate cached";
-  EXPECT_NE(Log().find("device eth0 (eth0, IMDS interface 0): no policy routing: primary interface"),
+  // The primary too, as DRANET (table 100): it is only ever moved when it
+  // is not the node's uplink.
+  EXPECT_NE(Log().find("device eth0 (eth0, IMDS interface 0): Azure policy routing: rule from 10.224.0.0/16 lookup "
+                       "100; route 0.0.0.0/0 via 10.224.0.1 table 100; skipped: IPv6: no address in IMDS"),
             std::string::npos)
       << Log();
   EXPECT_NE(Log().find("IPv6: fe80::20d:3aff:feaa:bb01 is not a global IPv6 address"), std::string::npos)
@@ -316,15 +321,30 @@ TEST(AzurePolicyRouting, Ipv6DefaultGatewayPerDeviceLowestMetric) {
   EXPECT_EQ(dranet::plugins::azure::Ipv6DefaultGateway(kIpv6Routes, "eth9"), "");
   EXPECT_EQ(dranet::plugins::azure::Ipv6DefaultGateway(kIpv6Routes, "lo"), "") << "a reject route has no gateway";
   EXPECT_EQ(dranet::plugins::azure::Ipv6DefaultGateway("garbage\n\n", "eth2"), "");
+  // The lowest metric, whichever line comes first.
+  const std::string low =
+      "00000000000000000000000000000000 00 00000000000000000000000000000000 00 fe800000000000000000000000000001 "
+      "00000100 00000001 00000000 00000003     eth3\n";
+  const std::string high =
+      "00000000000000000000000000000000 00 00000000000000000000000000000000 00 fe800000000000000000000000000002 "
+      "00000400 00000001 00000000 00000003     eth3\n";
+  EXPECT_EQ(dranet::plugins::azure::Ipv6DefaultGateway(low + high, "eth3"), "fe80::1");
+  EXPECT_EQ(dranet::plugins::azure::Ipv6DefaultGateway(high + low, "eth3"), "fe80::1");
+  EXPECT_EQ(dranet::plugins::azure::Ipv6DefaultGateway(high + low + high, "eth3"), "fe80::1");
 }
 
-TEST(AzurePolicyRouting, PrimaryGetsNothingAndTableIsIndexPlus100) {
+TEST(AzurePolicyRouting, EveryInterfacePrimaryIncludedGetsTableIndexPlus100) {
   dranet::plugins::azure::ImdsNic nic;
   nic.subnet_address = "10.0.0.0";
   nic.subnet_prefix = "24";
   nic.ipv6 = "2001:db8::5";
   auto primary = dranet::plugins::azure::PlanNicRouting(nic, "fe80::1");
-  EXPECT_TRUE(primary.routes.empty() && primary.rules.empty());
+  EXPECT_EQ(primary.table, 100u);
+  ASSERT_EQ(primary.routes.size(), 2u);
+  EXPECT_EQ(primary.routes[0].gateway, "10.0.0.1");
+  EXPECT_EQ(primary.routes[0].table, 100u);
+  ASSERT_EQ(primary.rules.size(), 2u);
+  EXPECT_EQ(primary.rules[0].source, "10.0.0.0/24");
   nic.index = 7;
   auto seventh = dranet::plugins::azure::PlanNicRouting(nic, "fe80::1");
   EXPECT_EQ(seventh.table, 107u);

@@ -73,6 +73,15 @@ TEST(DranetFlags, DbPathGivesItsDirectory) {
   EXPECT_EQ(StateDirForDbPath(""), "");
 }
 
+TEST(DranetFlags, AnEmptyValueAfterTheEqualsSignIsTheEmptyValue) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(SplitEmptyValues({"--feature-gates=", "--v=4", "--webhook-url=", "--filter", ""}),
+            (V{"--feature-gates", "", "--v=4", "--webhook-url", "", "--filter", ""}));
+  // A value that merely ends in '=' is a value; "--=" and a lone "-x=" are left to the parser.
+  EXPECT_EQ(SplitEmptyValues({"--plugin-config=azure.detect=", "--=", "-v="}),
+            (V{"--plugin-config=azure.detect=", "--=", "-v="}));
+}
+
 TEST(DranetFlags, ProgramNameAsFirstArgumentIsSkipped) {
   const char* dranet[] = {"/usr/bin/dranetd", "/dranet", "--v=4"};
   EXPECT_EQ(FirstArgument(3, dranet), 2);

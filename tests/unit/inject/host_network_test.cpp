@@ -40,7 +40,7 @@ inventory::NetlinkFacts A4Host() {
       RouteVia("192.168.1.1/32", 3, "", RT_SCOPE_LINK),
       RouteVia("192.168.1.0/24", 3, "192.168.1.1", RT_SCOPE_UNIVERSE),
       RouteVia("192.168.2.1/32", 4, "", RT_SCOPE_LINK),
-      RouteVia("0.0.0.0/0", 3, "192.168.1.1", RT_SCOPE_UNIVERSE, 101),  // a default route: never copied
+      RouteVia("0.0.0.0/0", 3, "192.168.1.1", RT_SCOPE_UNIVERSE, 101),  // its policy-routing table's default
       RouteVia("10.200.0.0/16", 3, "192.168.1.1", RT_SCOPE_UNIVERSE, 101),
       RouteVia("fe80::/64", 3, "", RT_SCOPE_UNIVERSE, RT_TABLE_MAIN, AF_INET6),
       RouteVia("2001:db8::/64", 3, "", RT_SCOPE_UNIVERSE, RT_TABLE_MAIN, AF_INET6),
@@ -55,6 +55,10 @@ inventory::NetlinkFacts A4Host() {
   inventory::RouteFacts broadcast = RouteVia("192.168.1.255/32", 3, "", RT_SCOPE_LINK);
   broadcast.type = RTN_BROADCAST;
   facts.routes.push_back(broadcast);
+  // A second default route of the main table, behind the uplink's.
+  inventory::RouteFacts second_default = RouteVia("0.0.0.0/0", 3, "192.168.1.1", RT_SCOPE_UNIVERSE);
+  second_default.metric = 200;
+  facts.routes.push_back(second_default);
 
   facts.rules = {{AF_INET, 0, "", "", RT_TABLE_LOCAL, FR_ACT_TO_TBL, false},
                  {AF_INET, 100, "192.168.1.0/24", "", 101, FR_ACT_TO_TBL, false},
@@ -74,10 +78,14 @@ TEST(HarvestNetdevHostState, A4NicGetsItsGatewayAndSubnetRoutes) {
   const std::vector<Route> want = {
       {"192.168.1.1/32", "", "", 0, 100, RT_SCOPE_LINK, RTPROT_DHCP},
       {"192.168.1.0/24", "192.168.1.1", "", 0, 100, RT_SCOPE_UNIVERSE, RTPROT_DHCP},
+      {"0.0.0.0/0", "192.168.1.1", "", 101, 100, RT_SCOPE_UNIVERSE, RTPROT_DHCP},
       {"10.200.0.0/16", "192.168.1.1", "", 101, 100, RT_SCOPE_UNIVERSE, RTPROT_DHCP},
       {"2001:db8:1::/64", "fe80::9", "", 0, 100, RT_SCOPE_UNIVERSE, RTPROT_DHCP},
       {"172.16.0.0/12", "192.168.1.1", "", 0, 100, RT_SCOPE_UNIVERSE, RTPROT_DHCP},
+      {"0.0.0.0/0", "192.168.1.1", "", 0, 200, RT_SCOPE_UNIVERSE, RTPROT_DHCP},
   };
+  // Default routes too: the host gets them back at teardown (which of them
+  // the pod takes is the plan builder's choice, IsMainTableDefault).
   EXPECT_EQ(state.routes, want);
   EXPECT_EQ(state.rules, (std::vector<Rule>{{100, "192.168.1.0/24", "", 101, AF_INET}}));
   EXPECT_EQ(state.neighbors, (std::vector<Neighbor>{{"192.168.1.1", "00:00:5e:00:01:01"}}));
@@ -89,6 +97,25 @@ TEST(HarvestNetdevHostState, TakesOnlyItsOwnNexthopOfAMultipathRoute) {
   ASSERT_EQ(state.routes.size(), 2U);
   EXPECT_EQ(state.routes[1], (Route{"172.16.0.0/12", "192.168.2.1", "", 0, 100, RT_SCOPE_UNIVERSE, RTPROT_DHCP}));
   EXPECT_TRUE(state.rules.empty());  // table 102 holds no route of gpu1rdma0
+}
+
+// A NIC whose only route is its policy-routing table's default: the table
+// and the rule that looks it up both come along.
+TEST(HarvestNetdevHostState, APolicyTablesDefaultRouteBringsItsRule) {
+  inventory::NetlinkFacts facts;
+  facts.links = {{3, "eth1", IFF_UP, 1500, "up", "", 1, "00:0d:3a:aa:bb:01", "", 0, 0, {"10.1.0.4/24"}}};
+  facts.routes = {RouteVia("0.0.0.0/0", 3, "10.1.0.1", RT_SCOPE_UNIVERSE, 101)};
+  facts.rules = {{AF_INET, 32000, "10.1.0.0/24", "", 101, FR_ACT_TO_TBL, false}};
+  const auto state = HarvestNetdevHostState(facts, "eth1");
+  EXPECT_EQ(state.routes, (std::vector<Route>{{"0.0.0.0/0", "10.1.0.1", "", 101, 100, RT_SCOPE_UNIVERSE, RTPROT_DHCP}}));
+  EXPECT_EQ(state.rules, (std::vector<Rule>{{32000, "10.1.0.0/24", "", 101, AF_INET}}));
+}
+
+TEST(IsMainTableDefault, OnlyDefaultRoutesOfTheMainTable) {
+  EXPECT_TRUE(IsMainTableDefault({"0.0.0.0/0", "10.0.0.1", "", 0, 0, 0, 0}));
+  EXPECT_TRUE(IsMainTableDefault({"::/0", "fe80::1", "", 254, 0, 0, 0}));
+  EXPECT_FALSE(IsMainTableDefault({"0.0.0.0/0", "10.0.0.1", "", 101, 0, 0, 0}));
+  EXPECT_FALSE(IsMainTableDefault({"10.0.0.0/8", "10.0.0.1", "", 0, 0, 0, 0}));
 }
 
 TEST(HarvestNetdevHostState, MissingNetdevIsAnError) {

@@ -43,6 +43,7 @@ class PlanBuilderTest : public ::testing::Test {
   PlanBuilderOptions options_;
   std::vector<inventory::Device> inventory_;
   int host_reads_ = 0;
+  uint32_t min_mtu_ = 68;           // IFLA_MIN_MTU of both netdevs
   uint32_t tso_max_size_ = 524280;  // mlx5 with BIG TCP (GSO_MAX_SIZE); 0: a kernel before 5.19
   // gpu0rdma0 (ifindex 3) and gpu1rdma0 (4) with the GKE A4 layout: a /32,
   // a link-scope route to the gateway and the subnet via the gateway.
@@ -57,7 +58,7 @@ class PlanBuilderTest : public ::testing::Test {
       link.name = name;
       link.flags = IFF_UP;
       link.mtu = 8896;
-      link.min_mtu = 68;
+      link.min_mtu = min_mtu_;
       link.max_mtu = 9978;  // mlx5
       link.mac = "02:00:00:00:00:0" + std::to_string(i);
       link.gso_max_size = link.gro_max_size = link.gso_ipv4_max_size = link.gro_ipv4_max_size = 65536;
@@ -170,6 +171,13 @@ TEST_F(PlanBuilderTest, MtuOutsideTheDriversRangeIsRefusedAtPrepare) {
   EXPECT_EQ(BuildClaimPlan(claim, inventory_, options_, {}, host_state_).netdevs.at(0).mtu, 9978U);
   claim.configs = {Opaque(R"({"interface":{"mtu":9979}})")};
   EXPECT_THAT(ErrorOf(claim), HasSubstr("config sets mtu 9979 but netdev gpu0rdma0 accepts 68 to 9978"));
+  // The lower bound as well, for a driver whose minimum is above what any
+  // config may say (68, IPv4's).
+  min_mtu_ = 1280;
+  claim.configs = {Opaque(R"({"interface":{"mtu":1280}})")};
+  EXPECT_EQ(BuildClaimPlan(claim, inventory_, options_, {}, host_state_).netdevs.at(0).mtu, 1280U);
+  claim.configs = {Opaque(R"({"interface":{"mtu":1279}})")};
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("config sets mtu 1279 but netdev gpu0rdma0 accepts 1280 to 9978"));
 }
 
 TEST_F(PlanBuilderTest, OneHostReadPerClaimAndSourcesMergeHostThenCloudThenClaim) {
@@ -203,6 +211,38 @@ TEST_F(PlanBuilderTest, OneHostReadPerClaimAndSourcesMergeHostThenCloudThenClaim
                                                 {50, "192.168.1.2/32", "", 7, 0}}));
   ASSERT_EQ(b.routes.size(), 4U);
   EXPECT_EQ(b.routes[0].destination, "192.168.2.1/32");
+}
+
+// A secondary NIC with host policy routing (DRANET carries it): its table's
+// default route and the rule that looks it up go into the pod. Its
+// main-table default route (behind the uplink's) stays out of the pod,
+// where it would compete with the pod's own, but is recorded so that the
+// host gets it back.
+TEST_F(PlanBuilderTest, PolicyTableDefaultRoutesGoIntoThePodAndMainTableOnesStayForTheHost) {
+  HostNetworkReader host = [] {
+    inventory::NetlinkFacts facts;
+    inventory::LinkFacts link;
+    link.ifindex = 3;
+    link.name = "gpu0rdma0";
+    link.flags = IFF_UP;
+    link.mtu = 8896;
+    link.mac = "02:00:00:00:00:00";
+    link.addresses = {"192.168.1.2/24"};
+    facts.links.push_back(link);
+    facts.routes.push_back({AF_INET, "0.0.0.0/0", "", 0, 101, 0, RTPROT_BOOT, RTN_UNICAST, {{3, "192.168.1.1", 1}}});
+    facts.routes.push_back({AF_INET, "0.0.0.0/0", "", 0, RT_TABLE_MAIN, 200, RTPROT_BOOT, RTN_UNICAST, {{3, "192.168.1.1", 1}}});
+    facts.routes.push_back({AF_INET6, "::/0", "", 0, RT_TABLE_MAIN, 200, RTPROT_BOOT, RTN_UNICAST, {{3, "fe80::1", 1}}});
+    facts.rules.push_back({AF_INET, 32000, "192.168.1.0/24", "", 101, FR_ACT_TO_TBL, false});
+    return facts;
+  };
+  const auto plan = BuildClaimPlan(Claim("pbr", {"pci-0000-84-00-0"}), inventory_, options_, {}, host);
+  ASSERT_EQ(plan.netdevs.size(), 1U);
+  const auto& n = plan.netdevs[0];
+  EXPECT_EQ(n.routes, (std::vector<inject::Route>{{"0.0.0.0/0", "192.168.1.1", "", 101, 0, 0, RTPROT_BOOT}}));
+  EXPECT_EQ(n.rules, (std::vector<inject::Rule>{{32000, "192.168.1.0/24", "", 101, AF_INET}}));
+  EXPECT_EQ(n.host_state.routes, (std::vector<inject::Route>{{"0.0.0.0/0", "192.168.1.1", "", 101, 0, 0, RTPROT_BOOT},
+                                                             {"0.0.0.0/0", "192.168.1.1", "", 0, 200, 0, RTPROT_BOOT},
+                                                             {"::/0", "fe80::1", "", 0, 200, 0, RTPROT_BOOT}}));
 }
 
 // The kernel takes GSO sizes up to the device's tso_max_size and GRO sizes
