@@ -38,6 +38,8 @@
 //                  exists, read from the machine's own /sys (a cheat only a
 //                  node snapshot reveals; must fail conformance check 4).
 //   fake-aborts:   aborts in annotate (the kit must name the check).
+//   fake-narrow:   the well-behaved plugin whose match table takes only
+//                  netdevs named ib-narrow*.
 //   every variant: <name>.dra.net/rxBytes from <sysfs_root>/class/net/<if>/
 //                  statistics/rx_bytes when that file exists, a path it
 //                  declares in snapshot_paths.
@@ -72,7 +74,14 @@ struct FakeState {
   std::string annotate_gate;            // fake-slow
 };
 
+#if defined(FAKE_VARIANT_NARROW)
+// Matches only netdevs named ib-narrow*: asked for profiles of those alone,
+// yet told of every release.
+[[maybe_unused]] const dranet_match_t kMatches[] = {{DRANET_MATCH_IFNAME, 0, 0, "ib-narrow*"},
+                                                    {DRANET_MATCH_END, 0, 0, nullptr}};
+#else
 [[maybe_unused]] const dranet_match_t kMatches[] = {{DRANET_MATCH_ALWAYS, 0, 0, nullptr}, {DRANET_MATCH_END, 0, 0, nullptr}};
+#endif
 [[maybe_unused]] const dranet_config_key_t kConfigKeys[] = {
     {sizeof(dranet_config_key_t), "greeting", "hello", "value of fake.dra.net/hello"},
     {sizeof(dranet_config_key_t), "bad-attributes", "", "emit invalid attributes (\"true\")"},
@@ -372,8 +381,8 @@ dranet_status_t ReleaseProfile(void* state, const dranet_profile_request_t* req,
   if (profile == "fake-fail")
     return dranet_error_set(err, DRANET_ERR_IO, 111, "simulated IPAM outage releasing %s", req->device->name);
   if (profile.rfind("fake-", 0) != 0) return DRANET_ERR_NOT_FOUND;
-  DRANET_LOG(s->host, DRANET_LOG_INFO, "fake released profile %s of %s (pci %s) for claim %s", profile.c_str(),
-             req->device->name, req->device->pci_address, req->claim_uid);
+  DRANET_LOG(s->host, DRANET_LOG_INFO, "%s released profile %s of %s (pci %s) for claim %s", FAKE_PLUGIN_NAME,
+             profile.c_str(), req->device->name, req->device->pci_address, req->claim_uid);
   return DRANET_OK;
 }
 #endif

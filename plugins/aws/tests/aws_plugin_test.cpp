@@ -218,6 +218,25 @@ TEST_F(AwsPluginTest, WithoutDmiOneProbeDecides) {
   EXPECT_NE(Log().find("the AWS metadata service answered"), std::string::npos) << Log();
 }
 
+// No DMI, and the service answers, but after the probe's deadline (300 ms
+// by default) and well within the normal one: the probe has given up by
+// then, so a node that is not on the cloud never waits the normal deadline.
+TEST_F(AwsPluginTest, WithoutDmiTheProbeGivesUpAtItsShortDeadline) {
+  FakeMetadataServer imds(Imds(R"({"instanceType":"p5.48xlarge","region":"us-east-2","availabilityZone":"us-east-2a"})"));
+  MetadataFault late;
+  late.action = MetadataFault::Action::kServe;
+  late.delay = std::chrono::milliseconds(900);
+  imds.InjectFault(late);
+  auto host = Load("aws", {{"imds-endpoint", imds.url()}, {"imds-timeout-ms", "10000"}, {"retry-backoff-ms", "0"}});
+  ASSERT_EQ(host->loaded_count(), 1u) << Log();
+  std::vector<dranet::inventory::Device> devices{Efa("0000:10:1b.0", "rdmap16s27")};
+  host->Annotate(devices);
+  host->Annotate(devices);
+  EXPECT_EQ(Str(devices[0], "aws.dra.net/instanceType"), "<absent>") << "the late answer was taken\n" << Log();
+  EXPECT_NE(Log().find("not AWS: no DMI and the metadata probe failed"), std::string::npos) << Log();
+  EXPECT_EQ(imds.Hits(), 1u) << "one probe, never retried";
+}
+
 // --cloud-provider-hint=AWS (detect=skip): DMI is not read as a verdict.
 TEST_F(AwsPluginTest, DetectSkipRunsWhateverDmiSays) {
   Dmi("sys_vendor", "Supermicro");

@@ -411,6 +411,8 @@ TEST_P(DranetManifestConfigTest, PreparesAppliesAndRestoresTheHost) {
   }
   if (i.forwarding) {
     EXPECT_EQ(InPod("cat /proc/sys/net/ipv4/conf/" + pod_name + "/forwarding"), "1\n");
+    // IPv6 is on in the test's pod namespace: its forwarding too.
+    EXPECT_EQ(InPod("cat /proc/sys/net/ipv6/conf/" + pod_name + "/forwarding"), "1\n");
   }
   for (const auto& route : parsed.routes) {
     // As `ip route` prints it: "default", and a host route without its /32.

@@ -122,6 +122,18 @@ class NriNetnsTest : public ::testing::TestWithParam<bool> {
     return recreated;
   }
 
+  // Every netdev back on the host with its address, polled until `limit`.
+  bool AllHomeWithin(std::chrono::milliseconds limit) {
+    auto all_home = [&] {
+      for (const auto& d : devs_)
+        if (!Contains(Host("-o addr show dev " + d.host), "inet " + d.address)) return false;
+      return true;
+    };
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (!all_home() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(20ms);
+    return all_home();
+  }
+
   std::string Host(const std::string& args) { return Capture("ip " + args); }
   std::string Pod(const std::string& args) { return Capture("ip -n " + netns_ + " " + args); }
 
@@ -219,14 +231,7 @@ TEST_P(NriNetnsTest, NamespaceDeletedWithoutStopGivesTheNetdevsBack) {
   EXPECT_TRUE(mover_->HoldsPods());
   ASSERT_TRUE(Ok("ip netns del " + netns_));
   for (const auto& d : devs_) EXPECT_TRUE(Ok("ip link show " + d.peer)) << d.peer << " died with the namespace";
-  const auto until = std::chrono::steady_clock::now() + 20s;
-  auto all_home = [&] {
-    for (const auto& d : devs_)
-      if (!Contains(Host("-o addr show dev " + d.host), "inet " + d.address)) return false;
-    return true;
-  };
-  while (!all_home() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(20ms);
-  ASSERT_TRUE(all_home()) << log_out_.str();
+  ASSERT_TRUE(AllHomeWithin(20s)) << log_out_.str();
   for (const auto& d : devs_) {
     const auto link = Host("-o link show " + d.host);
     EXPECT_TRUE(Contains(link, "mtu 1500")) << link;
@@ -235,6 +240,20 @@ TEST_P(NriNetnsTest, NamespaceDeletedWithoutStopGivesTheNetdevsBack) {
   }
   EXPECT_EQ(mover_->held_pods(), 0u);
   EXPECT_FALSE(mover_->HoldsPods()) << "the namespace check can sleep again";
+  EXPECT_TRUE(Contains(log_out_.str(), "its network namespace is gone")) << log_out_.str();
+}
+
+// The pod's namespace deleted and another made at the same path, with no
+// Stop (docs/nri.md: "gone or names another namespace"): the path exists,
+// but it is not the namespace the netdevs went into, so they come home, and
+// nothing is moved into the new one.
+TEST_P(NriNetnsTest, NamespaceRecreatedAtTheSamePathGivesTheNetdevsBack) {
+  ASSERT_TRUE(runtime_->RunPodSandbox(pod_).ok()) << log_out_.str();
+  ASSERT_TRUE(Ok("ip netns del " + netns_));
+  ASSERT_TRUE(Ok("ip netns add " + netns_));
+  ASSERT_TRUE(AllHomeWithin(20s)) << log_out_.str();
+  for (const auto& d : devs_) EXPECT_FALSE(Ok("ip -n " + netns_ + " link show " + d.pod)) << d.pod;
+  EXPECT_EQ(mover_->held_pods(), 0u);
   EXPECT_TRUE(Contains(log_out_.str(), "its network namespace is gone")) << log_out_.str();
 }
 
@@ -360,14 +379,7 @@ TEST_P(NriNetnsTest, RestartedDaemonAdoptsRunningPodsAtSynchronize) {
   EXPECT_EQ(mover_->held_pods(), 1u) << log_out_.str();
   EXPECT_EQ(log_out_.str().find("moving them in"), std::string::npos) << "netdevs in the pod were taken as lacking";
   ASSERT_TRUE(Ok("ip netns del " + netns_));
-  const auto until = std::chrono::steady_clock::now() + 20s;
-  auto home = [&] {
-    for (const auto& d : devs_)
-      if (!Contains(Host("-o addr show dev " + d.host), "inet " + d.address)) return false;
-    return true;
-  };
-  while (!home() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(20ms);
-  EXPECT_TRUE(home()) << log_out_.str();
+  EXPECT_TRUE(AllHomeWithin(20s)) << log_out_.str();
 }
 
 // Every process of the node killed (dranetd among them, so nothing held the

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -70,6 +71,38 @@ TEST(NetlinkJson, Version1DefaultRoutesStillLoadAndExcludeTheirUplinks) {
   EXPECT_EQ(ExcludedUplinkInterfaces(facts), (std::set<std::string>{"eth0", "eth1", "gpu0"}));
   EXPECT_NE(captured.text().find("gone0"), std::string::npos) << captured.text();
   EXPECT_NE(captured.text().find("gone1"), std::string::npos) << captured.text();
+}
+
+// The uplink is a bridge whose port is a bond over two NICs: every level
+// under the bridge carries the node's traffic and is excluded, whatever the
+// order the kernel lists the links in; links beside them are not.
+TEST(NetlinkJson, EveryLevelEnslavedUnderTheUplinkIsExcluded) {
+  for (const bool children_first : {false, true}) {
+    NetlinkFacts facts;
+    auto link = [&](int index, const char* name, int master) {
+      LinkFacts l;
+      l.ifindex = index;
+      l.name = name;
+      l.master_index = master;
+      facts.links.push_back(l);
+    };
+    const int br = children_first ? 6 : 2, bond = children_first ? 5 : 3;
+    const int eth0 = children_first ? 2 : 5, eth1 = children_first ? 3 : 6;
+    link(1, "lo", 0);
+    link(br, "br0", 0);
+    link(bond, "bond0", br);
+    link(eth0, "eth0", bond);
+    link(eth1, "eth1", bond);
+    link(4, "gpu0rdma0", 0);
+    link(7, "veth1", br);  // a second port of the bridge
+    std::sort(facts.links.begin(), facts.links.end(), [](const auto& a, const auto& b) { return a.ifindex < b.ifindex; });
+    RouteFacts uplink = Route(AF_INET, "0.0.0.0/0", {{br, "10.0.0.1", 1}}, 100);
+    uplink.table = RT_TABLE_MAIN;
+    uplink.type = RTN_UNICAST;
+    facts.routes = {uplink};
+    EXPECT_EQ(ExcludedUplinkInterfaces(facts), (std::set<std::string>{"br0", "bond0", "eth0", "eth1", "veth1"}))
+        << (children_first ? "NICs listed before their bond and bridge" : "bridge listed first");
+  }
 }
 
 // The exact bytes a formatVersion 1 capture wrote (tests/nodes before v2).

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <latch>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -110,6 +111,7 @@ class DraServiceTest : public ::testing::Test {
     deps.host.release_dhcp = [this](const std::string& if_name, const inject::DhcpLease&, std::stop_token stop) {
       if (release_) release_(if_name, stop);
     };
+    deps.host.profiles = profiles_;
     deps.host.read_network = [] {
       inventory::NetlinkFacts facts;
       for (int n : {0, 1}) {
@@ -137,6 +139,7 @@ class DraServiceTest : public ::testing::Test {
   unsigned workers_ = 8;
   std::set<std::string> hanging_;  // claims whose lookup never answers
   std::latch* gate_ = nullptr;
+  std::shared_ptr<ProfileProvider> profiles_;  // none unless a test sets one
   std::vector<std::string> events_;
   inject::PodNetnsApplier* netdevs_ = nullptr;
   std::function<inject::DhcpLease(const std::string&, std::stop_token)> dhcp_;
@@ -522,6 +525,94 @@ TEST_F(DraServiceTest, ReleasesAtUnprepareEndAtTheDeadline) {
   EXPECT_EQ(stopped.load(), 1);
   EXPECT_FALSE(store_.Get("uid-d"));
   EXPECT_THAT(events_, ::testing::Contains(HasSubstr("d ClaimReleaseFailed releasing DHCP lease 192.0.2.10/24 of gpu0rdma0")));
+}
+
+// One call is stuck on a claim (its lookup blocks, its deadline far off); a
+// second call for the same claim joins it and is answered by its own
+// deadline, while the first still waits.
+TEST_F(DraServiceTest, ASecondCallForAClaimAnotherIsStuckOnIsAnsweredByItsOwnDeadline) {
+  auto service = Make();
+  std::latch gate(1);
+  gate_ = &gate;
+  std::mutex gate_mu;
+  std::condition_variable gate_cv;
+  bool opened = false;
+  auto open_gate = [&] {
+    std::lock_guard lock(gate_mu);
+    if (!opened) gate.count_down();
+    opened = true;
+    gate_cv.notify_all();
+  };
+  std::atomic<bool> first_done{false};
+  // The first call answers at its deadline (5 s) although its lookup is
+  // still blocked; the lookup itself ends when the gate opens: after the
+  // second call's answer, or at 8 s should the second wait for the first.
+  std::thread first([&] {
+    service->Prepare({Req("two")}, std::chrono::steady_clock::now() + std::chrono::seconds(5));
+    first_done = true;
+  });
+  std::thread watchdog([&] {
+    {
+      std::unique_lock lock(gate_mu);
+      gate_cv.wait_for(lock, std::chrono::seconds(8), [&] { return opened; });
+    }
+    open_gate();
+  });
+  ASSERT_TRUE(Eventually([&] { return lookups_.load() == 1; }));
+  const auto second =
+      service->Prepare({Req("two")}, std::chrono::steady_clock::now() + std::chrono::milliseconds(200));
+  EXPECT_FALSE(first_done.load()) << "the second call waited for the first one's answer";
+  EXPECT_THAT(second.at("uid-two").error, HasSubstr("still being prepared by an earlier call"));
+  EXPECT_EQ(lookups_.load(), 1) << "the second call prepared the claim again";
+  open_gate();
+  first.join();
+  watchdog.join();
+}
+
+// What a profile provider was asked to release.
+class ProfileRecorder : public ProfileProvider {
+ public:
+  std::string GetProfileConfig(const ProfileDevice&, const std::string&, const std::string&,
+                               std::stop_token) override {
+    return R"({"interface":{"mtu":4000}})";
+  }
+  void ReleaseProfileConfig(const ProfileDevice& device, const std::string& claim_uid, const std::string&,
+                            std::stop_token) override {
+    std::lock_guard lock(mu);
+    released.push_back(claim_uid + " " + device.name);
+  }
+  std::string Describe() const override { return "recorder"; }
+  std::mutex mu;
+  std::vector<std::string> released;
+};
+
+// NodeUnprepareResources through the service gives back what prepare took
+// beyond the host: the DHCP lease of one claim, the profile of another (a
+// claim with a profile and no lease too).
+TEST_F(DraServiceTest, UnprepareReleasesTheDhcpLeaseAndTheProfile) {
+  auto profiles = std::make_shared<ProfileRecorder>();
+  profiles_ = profiles;
+  std::vector<std::string> dhcp_released;
+  std::mutex dhcp_mu;
+  release_ = [&](const std::string& if_name, std::stop_token) {
+    std::lock_guard lock(dhcp_mu);
+    dhcp_released.push_back(if_name);
+  };
+  claims_["d"] = DhcpClaim("d", {"pci-0000-80-00-0"});
+  claims_["p"] = Claim("p", {"pci-0000-81-00-0"}, {"pod-p"});
+  claims_["p"].configs.push_back(Opaque(R"({"profile":"gold"})"));
+  auto service = Make();
+  const auto answers = service->Prepare({Req("d"), Req("p")});
+  ASSERT_EQ(answers.at("uid-d").error, "");
+  ASSERT_EQ(answers.at("uid-p").error, "");
+  ASSERT_EQ(store_.Get("uid-p")->profiles.size(), 1U);
+  const auto errors = service->Unprepare({Req("d"), Req("p")});
+  EXPECT_EQ(errors.at("uid-d"), "");
+  EXPECT_EQ(errors.at("uid-p"), "");
+  EXPECT_EQ(dhcp_released, std::vector<std::string>{"gpu0rdma0"});
+  EXPECT_EQ(profiles->released, std::vector<std::string>{"uid-p pci-0000-81-00-0"});
+  EXPECT_FALSE(store_.Get("uid-d"));
+  EXPECT_FALSE(store_.Get("uid-p"));
 }
 
 }  // namespace

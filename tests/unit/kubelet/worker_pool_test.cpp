@@ -59,6 +59,32 @@ TEST(WorkerPoolTest, RunsEveryTaskOfABatch) {
 }
 
 // A batch queued behind a long one gets the next turn, not the last.
+// A pool whose threads all sleep on an empty queue, given a batch of as
+// many tasks: every thread wakes, so all tasks run at once. Each task waits
+// (up to 10 s) for the others to start; a pool that woke one thread would
+// run them one after another and every wait would time out.
+TEST(WorkerPoolTest, ABatchOnAnIdlePoolStartsAllItsTasksAtOnce) {
+  constexpr unsigned kThreads = 4;
+  WorkerPool pool(kThreads, "test-idle");
+  // The threads reach their wait (a shorter pause only lets a broken pool pass).
+  pool.RunBatch({[](std::stop_token) {}}, std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::mutex mu;
+  std::condition_variable cv;
+  unsigned started = 0;
+  std::atomic<unsigned> met{0};
+  std::vector<WorkerPool::Task> tasks;
+  for (unsigned i = 0; i < kThreads; ++i)
+    tasks.push_back([&](std::stop_token) {
+      std::unique_lock lock(mu);
+      ++started;
+      cv.notify_all();
+      if (cv.wait_for(lock, std::chrono::seconds(10), [&] { return started == kThreads; })) ++met;
+    });
+  EXPECT_EQ(pool.RunBatch(std::move(tasks), std::chrono::steady_clock::now() + std::chrono::seconds(60)), 0u);
+  EXPECT_EQ(met.load(), kThreads) << "tasks of one batch did not run together on an idle pool";
+}
+
 TEST(WorkerPoolTest, ALongBatchDoesNotHoldBackOneQueuedAfterIt) {
   WorkerPool pool(1, "test-pool");
   std::mutex mu;

@@ -101,6 +101,21 @@ TEST(AttributeDomains, OwnDomainsDeclarationsContestsAndReservations) {
   EXPECT_NE(domains.Refusal("old", "acme.com/x"), "") << "declared by aaa";
 }
 
+// A descriptor that lists a domain twice declares it once: the plugin is
+// not its own rival, and a real second declarer still contests it.
+TEST(AttributeDomains, ADomainListedTwiceByOnePluginIsStillItsOwn) {
+  using dranet::plugins::AttributeDomains;
+  const uint32_t v13 = DRANET_ABI_VERSION(1, 3);
+  const AttributeDomains alone({{"acme", v13, {"acme.example.com", "acme.example.com"}}}, {"acme"});
+  EXPECT_EQ(alone.OwnedBy("acme"), (std::vector<std::string>{"acme.dra.net", "acme.example.com"}));
+  EXPECT_TRUE(alone.RefusedDeclarations("acme").empty());
+  EXPECT_EQ(alone.Refusal("acme", "acme.example.com/x"), "");
+  const AttributeDomains rivals({{"acme", v13, {"acme.example.com", "acme.example.com"}}, {"other", v13, {"acme.example.com"}}},
+                                {"acme", "other"});
+  EXPECT_EQ(rivals.RefusedDeclarations("acme"),
+            (std::vector<std::string>{"declared domain acme.example.com is declared by acme and other, so it belongs to neither"}));
+}
+
 TEST(AttributeDomains, TheSameSetInAnyOrderGivesTheSameOwners) {
   using dranet::plugins::AttributeDomains;
   const uint32_t v13 = DRANET_ABI_VERSION(1, 3);

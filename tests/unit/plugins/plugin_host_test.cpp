@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <gtest/gtest.h>
 #include <sstream>
 #include <thread>
@@ -287,6 +288,38 @@ TEST_F(PluginHostTest, ADisabledPluginIsRetriedAfterItsBackoff) {
   EXPECT_EQ(Find(host, "fake-slow").outcome, PluginOutcome::kLoaded);
   EXPECT_NE(log_.str().find("plugin re-enabled after its back-off"), std::string::npos);
   EXPECT_TRUE(host.Inject({"ns", "c", "u"}, {Nic("eth1", "eth1")}).errors.empty());
+}
+
+// Every miss without a successful call between doubles the back-off, up to
+// its cap (each Disable logs its retryAfterMs): 20, 40, 80, then 100 twice.
+TEST_F(PluginHostTest, TheBackoffDoublesAfterEachMissUpToItsCap) {
+  Install("fake-slow");
+  auto opts = Options();
+  opts.call_deadline = std::chrono::milliseconds(30);
+  opts.retry_backoff = std::chrono::milliseconds(20);
+  opts.max_retry_backoff = std::chrono::milliseconds(100);
+  opts.config["fake-slow"]["init-delay-ms"] = "0";
+  opts.config["fake-slow"]["annotate-delay-ms"] = "60";  // every call misses, then comes back on its own
+  PluginHost host(opts, logger_);
+  ASSERT_EQ(host.loaded_count(), 1u) << log_.str();
+  auto backoffs = [&] {
+    std::vector<long> found;
+    const std::regex field("retryAfterMs\\D{1,4}(\\d+)");
+    const std::string text = log_.str();
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), field); it != std::sregex_iterator(); ++it)
+      found.push_back(std::stol((*it)[1]));
+    return found;
+  };
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (backoffs().size() < 5 && std::chrono::steady_clock::now() < until) {
+    std::vector<dranet::inventory::Device> devices{Nic("eth1", "eth1")};
+    host.Annotate(devices);  // a no-op while the plugin is disabled or its late call is out
+    EXPECT_EQ(devices[0].attributes.count("fake-slow.dra.net/hello"), 0u) << "a call came back in time";
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const auto found = backoffs();
+  ASSERT_GE(found.size(), 5u) << log_.str();
+  EXPECT_EQ(std::vector<long>(found.begin(), found.begin() + 5), (std::vector<long>{20, 40, 80, 100, 100})) << log_.str();
 }
 
 TEST_F(PluginHostTest, InvalidAttributesAreRejectedOneByOne) {
@@ -643,6 +676,22 @@ TEST_F(PluginHostTest, ProfilePluginResolvesItsOwnProfileAndDeclinesOthers) {
             std::string::npos)
       << log_.str();
   EXPECT_TRUE(host.ReleaseProfile({"someone-elses", "uid-1", "{}"}, nic).empty());
+}
+
+// A profile is resolved only by plugins whose match table takes the
+// device, but its release reaches every profile plugin: one that resolved
+// it may have matched on what the device was then.
+TEST_F(PluginHostTest, ReleaseReachesEveryProfilePluginWhateverItsMatchTable) {
+  Install("fake-narrow");
+  PluginHost host(Options(), logger_);
+  ASSERT_EQ(host.ProfilePlugins(), std::vector<std::string>{"fake-narrow"}) << log_.str();
+  auto nic = Nic("pci-0000-8a-00-0", "eth3");
+  EXPECT_FALSE(host.GetProfile({"fake-device", "uid-1", "{}"}, nic)) << "asked although its table does not take eth3";
+  auto ib = Nic("pci-0000-8b-00-0", "ib-narrow0");
+  EXPECT_TRUE(host.GetProfile({"fake-device", "uid-1", "{}"}, ib)) << log_.str();
+  EXPECT_TRUE(host.ReleaseProfile({"fake-profile", "uid-1", "{}"}, nic).empty());
+  EXPECT_NE(log_.str().find("fake-narrow released profile fake-profile of pci-0000-8a-00-0"), std::string::npos)
+      << log_.str();
 }
 
 TEST_F(PluginHostTest, FailingProfilePluginFailsTheCallNamingIt) {
