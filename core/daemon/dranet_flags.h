@@ -54,8 +54,8 @@ int FirstArgument(int argc, const char* const* argv);
 // "--name" and "": Go's flag package, DRANET's, takes "--name=" as the empty
 // value, where CLI11 would take the next argument as the value (a DRANET
 // chart rendering "--feature-gates=" then "--v=4" set the gates to "--v=4").
-// Empty is then refused only where a value must not be empty (numbers,
-// booleans), as Go refuses it.
+// Empty is then refused where Go refuses it: numbers (by CLI11) and
+// booleans (by a check main.cpp puts on every boolean option).
 std::vector<std::string> SplitEmptyValues(const std::vector<std::string>& args);
 
 }  // namespace dranet::daemon

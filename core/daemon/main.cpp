@@ -96,6 +96,13 @@ int main(int argc, char** argv) {
   app.add_option("-v,--v", verbosity, "Log verbosity");
   app.add_flag("--once", options.once, "Discover, publish once when enabled, and exit");
   dranet::plugins::AddPluginFlags(app, options.plugins);
+  // "--name=" is the empty value (SplitEmptyValues), which Go's flag package
+  // refuses for a boolean, and so does dranetd rather than reading it as false.
+  for (auto* option : app.get_options())
+    if (option->get_type_name() == "BOOLEAN" && option->get_items_expected_min() > 0)
+      option->check(CLI::Validator(
+          [](std::string& value) { return value.empty() ? std::string("want true or false, not an empty value") : std::string(); },
+          "", "not empty"));
   // DRANET's manifests begin the container args with the program ("/dranet").
   const int first = dranet::daemon::FirstArgument(argc, argv);
   std::vector<std::string> args(argv + first, argv + argc);

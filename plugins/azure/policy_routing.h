@@ -134,8 +134,9 @@ struct NicRouting {
   std::vector<std::string> skipped;
 };
 
-// DRANET's GetDeviceConfig for interface `nic` (index 0 too). `ipv6_gateway` is the netdev's IPv6 default gateway on the node
-// ("" when none); it is only used when IMDS lists a global IPv6 address.
+// DRANET's GetDeviceConfig for interface `nic` (index 0 too).
+// `ipv6_gateway` is the netdev's IPv6 default gateway on the node ("" when
+// none); it is only used when IMDS lists a global IPv6 address.
 inline NicRouting PlanNicRouting(const ImdsNic& nic, const std::string& ipv6_gateway) {
   NicRouting out;
   out.table = kRoutingTableBase + static_cast<uint32_t>(nic.index);

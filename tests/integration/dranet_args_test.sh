@@ -24,8 +24,10 @@ log=$("$dranetd" --feature-gates= --webhook-url= --v=3 "${offline[@]}" 2>&1) || 
 grep -q -- '--feature-gates="" ' <<<"$log" || { echo "$log"; exit 1; }
 grep -q -- '--webhook-url="" ' <<<"$log" || { echo "$log"; exit 1; }
 grep -q -- '--v="3"' <<<"$log" || { echo "$log"; exit 1; }
-# Empty where Go refuses it too (a number): refused with one error line.
-if out=$("$dranetd" --inventory-poll-burst= "${offline[@]}" 2>&1); then echo "accepted an empty number: $out"; exit 1; fi
+# Empty where Go refuses it too (a number, a boolean): refused, never read as 0 or false.
+for bad in --inventory-poll-burst= --publish=; do
+  if out=$("$dranetd" "$bad" "${offline[@]}" 2>&1); then echo "accepted $bad: $out"; exit 1; fi
+done
 
 # Every DRANET flag (cmd/dranet/app.go), --flag=value and --flag value.
 state=$(mktemp -d)
