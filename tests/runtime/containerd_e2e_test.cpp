@@ -1,4 +1,5 @@
-// End to end on a real containerd 1.7 with NRI (runtime_env.sh): the real
+// End to end on a real containerd with NRI (runtime_env.sh; Debian's 1.7, or
+// 2.x with DRANET_E2E_CONTAINERD=2, as ctest's containerd2.* tests run): the real
 // dranetd registers as its NRI plugin, claims are prepared over the kubelet
 // DRA gRPC API (fake kubelet, fake API server), pods are created over CRI the
 // way the kubelet does, and every assertion looks at what the container or
@@ -13,6 +14,8 @@
 //                                          a pod is deleted: the NIC still
 //                                          comes home; new pods still work
 //   ContainerStartedWhileDranetdWasDown... reported once (Event + metric)
+//   OnePodsLifeIsOneRequestPer...          the NRI requests of one pod's life,
+//                                          the same from containerd 1.7 and 2
 //   DaemonSetPodOfDranetdMovesAnA4Nic...   dranetd itself in a pod of this
 //                                          containerd, with the manifest's
 //                                          securityContext and volumes; its
@@ -139,13 +142,14 @@ class Containerd {
     return instance;
   }
   const std::string& skip_reason() const { return skip_; }
+  const std::string& wanted_major() const { return wanted_major_; }
   const std::string& error() const { return error_; }
   std::string var(const std::string& key) const {
     auto it = vars_.find(key);
     return it == vars_.end() ? "" : it->second;
   }
   bool Restart() {
-    const auto r = RunCommand(Script() + " restart " + kCache + " " + kRun);
+    const auto r = RunCommand(env_ + Script() + " restart " + kCache + " " + kRun);
     if (r.status != 0) error_ = r.output;
     return r.status == 0;
   }
@@ -171,6 +175,24 @@ class Containerd {
       skip_ = "needs root (containerd, network namespaces)";
       return;
     }
+    if (const char* major = std::getenv("DRANET_E2E_CONTAINERD"); major && std::string(major) == "2") {
+      // containerd 2.x from its Go module (scripts/go_tool.sh, cached): the
+      // directory is the last line it prints.
+      auto built = RunCommand(std::string("bash ") + DRANET_GO_TOOL_SCRIPT + " containerd 2>/dev/null");
+      if (built.status == 77) {
+        skip_ = "containerd 2 cannot be built here (Go 1.26 or the Go module proxy missing)";
+        return;
+      }
+      std::string dir = built.output;
+      while (!dir.empty() && dir.back() == '\n') dir.pop_back();
+      dir = dir.substr(dir.rfind('\n') + 1);
+      if (built.status != 0 || dir.empty()) {
+        error_ = "scripts/go_tool.sh containerd failed: " + built.output;
+        return;
+      }
+      wanted_major_ = "2";
+      env_ = "DRANET_RUNTIME_CONTAINERD_BIN=" + dir + " ";
+    }
     auto fetched = RunCommand(Script() + " fetch " + kCache);
     if (fetched.status == 77) {
       skip_ = "runtime packages unavailable: " + fetched.output;
@@ -185,7 +207,7 @@ class Containerd {
       error_ = "images failed: " + images.output;
       return;
     }
-    auto started = RunCommand(Script() + " start " + kCache + " " + kRun);
+    auto started = RunCommand(env_ + Script() + " start " + kCache + " " + kRun);
     if (started.status != 0) {
       error_ = "containerd did not start: " + started.output;
       RunCommand(Script() + " stop " + kRun);
@@ -201,6 +223,9 @@ class Containerd {
   ~Containerd() { Stop(); }
 
   std::string skip_, error_;
+  // DRANET_E2E_CONTAINERD=2: the major version the suite runs against and the
+  // environment that makes runtime_env.sh start it; 1.7 (Debian's) otherwise.
+  std::string wanted_major_ = "1.7", env_;
   bool started_ = false;
   std::map<std::string, std::string> vars_;
 };
@@ -218,7 +243,14 @@ class ContainerdE2eTest : public ::testing::Test {
     if (!containerd.skip_reason().empty()) GTEST_SKIP() << containerd.skip_reason();
     ASSERT_EQ(containerd.error(), "");
     cri_ = std::make_unique<CriClient>(containerd.var("CONTAINERD_SOCKET"));
-    ASSERT_EQ(cri_->Version().runtime_name, "containerd");
+    const auto version = cri_->Version();
+    ASSERT_EQ(version.runtime_name, "containerd");
+    // CRI's version carries a "v" before a 2.x and none before Debian's 1.7.
+    const std::string major = containerd.wanted_major();
+    ASSERT_TRUE(version.runtime_version.rfind(major + ".", 0) == 0 ||
+                version.runtime_version.rfind("v" + major + ".", 0) == 0)
+        << "containerd " << version.runtime_version << " runs, not " << major << ".x";
+    std::cout << "containerd " << version.runtime_version << " (CRI " << version.runtime_api_version << ")\n";
     std::string pattern = "/tmp/dranet-rte2e-XXXXXX";
     ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
@@ -490,6 +522,32 @@ TEST_F(ContainerdE2eTest, PodFromBeforeAContainerdRestartGivesItsNicBack) {
   ExpectA4NicInPod(after);
   DeletePod(after);
   EXPECT_EQ(HostA4State(), host_a4_state_);
+}
+
+// What the runtime sends over NRI for one pod's life, counted by dranetd
+// (dranet_operations_total): containerd 1.7 and 2.x alike send one
+// Configure and one Synchronize at registration, then RunPodSandbox,
+// CreateContainer, StopPodSandbox and RemovePodSandbox once each (dranetd
+// subscribes to no other event; a request it does not know would be counted
+// under its own name and fail the test).
+TEST_F(ContainerdE2eTest, OnePodsLifeIsOneRequestPerSubscribedEvent) {
+  StartDaemon(LiveHost());
+  const auto pod = StartPod("counted", "counted-pod-uid");
+  DeletePod(pod);
+  const std::map<std::string, double> wanted = {{"Configure", 1},     {"Synchronize", 1},     {"RunPodSandbox", 1},
+                                                {"CreateContainer", 1}, {"StopPodSandbox", 1}, {"RemovePodSandbox", 1}};
+  std::map<std::string, double> counted;
+  const std::regex sample(R"re(^dranet_operations_total\{operation="([^"]+)",result="[^"]+"\} ([0-9.e+]+)$)re");
+  PollUntil([&] {
+    counted.clear();
+    std::istringstream lines(faults::LoopbackGet(port_, "/metrics").body);
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      if (std::regex_match(line, m, sample)) counted[m[1]] += std::stod(m[2]);
+    }
+    return counted == wanted;
+  });
+  EXPECT_EQ(counted, wanted) << faults::LoopbackGet(port_, "/metrics").body;
 }
 
 // containerd starts pods without a plugin that is not connected. The next
