@@ -5,8 +5,17 @@
 // in claim order, firstAvailable entries in their order, so the same input
 // always gives the same allocation (the scheduler's own choice may differ
 // among equally valid ones).
+//
+// As kube-scheduler's allocator (k8s.io/dynamic-resource-allocation,
+// structured): a selector that fails with a CEL runtime error on a device
+// the search reaches fails the whole claim, not just that device; an
+// allocationMode All request reaches every device before the search; a claim
+// takes at most kMaxDevicesPerClaim devices. tests/cluster/oracle_test.sh
+// compares the two on every node snapshot.
 #include <algorithm>
 #include <iterator>
+#include <limits>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -26,7 +35,10 @@ struct Choice {
   std::string request;
   const DeviceChoice* spec = nullptr;
   std::vector<std::size_t> candidates;
+  std::vector<bool> selectable;            // per device index: a candidate
+  std::map<std::size_t, std::string> errors;  // per device index: its CEL runtime error
   bool usable = true;  // false: class or selectors failed to compile
+  std::string unusable;  // why not usable
 };
 
 std::string LookupKey(const SliceDevice& d) { return d.driver + "/" + d.pool + "/" + d.name; }
@@ -85,7 +97,7 @@ class Allocator {
       for (const auto& spec : req.choices) choices.push_back(Evaluate(req, spec));
       requests_.push_back(std::move(choices));
     }
-    bool ok = Solve(0, constraints_all());
+    bool ok = CheckBeforeSearch() && Solve(0, constraints_all());
     if (ok) {
       result_.allocated = true;
       for (const auto& [label, index] : chosen_) {
@@ -133,6 +145,7 @@ class Allocator {
         selectors.push_back(CompiledSelector{where, cel::Compile(expr)});
       } catch (const cel::CompileError& e) {
         report.problems.push_back(where + " does not compile: " + e.what());
+        choice.unusable = report.problems.back();
         choice.usable = false;
       }
     };
@@ -142,18 +155,24 @@ class Allocator {
       }
     } else {
       report.problems.push_back("DeviceClass " + spec.device_class + " not found");
+      choice.unusable = report.problems.back();
       choice.usable = false;
     }
     for (std::size_t i = 0; i < spec.selectors.size(); ++i) {
       compile("selector " + std::to_string(i + 1), spec.selectors[i]);
     }
     if (choice.usable) {
+      choice.selectable.assign(devices_.size(), false);
       for (std::size_t index = 0; index < devices_.size(); ++index) {
         const SliceDevice& d = *devices_[index];
         cel::DeviceView view{d.driver, &d.attributes, &d.capacity};
         DeviceVerdict verdict{d.driver, d.name, true, {}};
         for (const auto& sel : selectors) {
-          if (sel.program.Evaluate(view).matched) continue;
+          const cel::EvalResult whole = sel.program.Evaluate(view);
+          if (whole.matched) continue;
+          if (whole.error)
+            choice.errors[index] = sel.where + " on device " + LookupKey(d) + ": CEL runtime error: " +
+                                   whole.error->ToString();
           verdict.selected = false;
           for (const auto& clause : sel.program.Conjuncts()) {
             cel::EvalResult r = clause.program.Evaluate(view);
@@ -164,7 +183,10 @@ class Allocator {
           // Class selectors are checked first; stop at the first that rejects.
           break;
         }
-        if (verdict.selected) choice.candidates.push_back(index);
+        if (verdict.selected) {
+          choice.candidates.push_back(index);
+          choice.selectable[index] = true;
+        }
         report.devices.push_back(std::move(verdict));
       }
       report.wanted = spec.mode == AllocationMode::kAll ? static_cast<int64_t>(choice.candidates.size()) : spec.count;
@@ -208,10 +230,49 @@ class Allocator {
     return true;
   }
 
+  // What the scheduler checks before it searches, in claim order: every
+  // request and firstAvailable entry has its class and compiles; an
+  // allocationMode All entry, evaluated on every device, hits no CEL runtime
+  // error; the fewest devices each request can take add up to at most
+  // kMaxDevicesPerClaim. False (with the problem) fails the claim.
+  bool CheckBeforeSearch() {
+    int64_t claim_devices = 0;
+    for (std::size_t r = 0; r < requests_.size(); ++r) {
+      int64_t fewest = std::numeric_limits<int64_t>::max();
+      for (const Choice& choice : requests_[r]) {
+        if (!choice.usable) {
+          failure_ = "request " + choice.label + ": " + choice.unusable;
+          return false;
+        }
+        if (choice.spec->mode == AllocationMode::kAll && !choice.errors.empty()) {
+          failure_ = "request " + choice.label + ": " + choice.errors.begin()->second;
+          return false;
+        }
+        fewest = std::min<int64_t>(fewest, DevicesOf(choice));
+      }
+      if (fewest > kMaxDevicesPerClaim - claim_devices) {
+        failure_ = "request " + template_.requests[r].name + ": adding " + std::to_string(fewest) +
+                   " devices exceeds the claim limit of " + std::to_string(kMaxDevicesPerClaim) + ", with " +
+                   std::to_string(claim_devices) + " already accounted for";
+        return false;
+      }
+      claim_devices += fewest;
+    }
+    return true;
+  }
+
+  static int64_t DevicesOf(const Choice& choice) {
+    return choice.spec->mode == AllocationMode::kAll ? static_cast<int64_t>(choice.candidates.size())
+                                                     : choice.spec->count;
+  }
+
   bool Solve(std::size_t request, const std::vector<const Constraint*>& constraints) {
     if (request == requests_.size()) return true;
     for (const Choice& choice : requests_[request]) {
-      if (!choice.usable || aborted_) continue;
+      if (!choice.usable || aborted_ || failure_) continue;
+      // The claim's limit, counted with what earlier requests took: the next
+      // firstAvailable entry may ask for fewer.
+      if (DevicesOf(choice) > kMaxDevicesPerClaim - static_cast<int64_t>(chosen_.size())) continue;
       if (choice.spec->mode == AllocationMode::kAll) {
         if (choice.candidates.empty()) continue;
         std::size_t mark = chosen_.size();
@@ -232,18 +293,26 @@ class Allocator {
     return false;
   }
 
-  // Chooses `remaining` more candidates from position `from` on (name order).
+  // Chooses `remaining` more devices from device `from` on (name order). As
+  // the scheduler, it walks the devices themselves: one taken already is
+  // passed over, and one whose selectors fail with a CEL runtime error stops
+  // the whole claim when the walk reaches it.
   bool Pick(std::size_t request, const Choice& choice, std::size_t from, int64_t remaining,
             const std::vector<const Constraint*>& constraints) {
     if (remaining == 0) return Solve(request + 1, constraints);
-    for (std::size_t i = from; i < choice.candidates.size(); ++i) {
-      if (static_cast<int64_t>(choice.candidates.size() - i) < remaining) return false;
-      std::size_t index = choice.candidates[i];
+    for (std::size_t index = from; index < devices_.size(); ++index) {
+      if (used_.count(index)) continue;
+      if (auto error = choice.errors.find(index); error != choice.errors.end()) {
+        failure_ = "request " + choice.label + ": " + error->second;
+        return false;
+      }
+      if (!choice.selectable[index]) continue;
       if (!Step()) return false;
-      if (used_.count(index) || !Fits(choice, index, constraints)) continue;
+      if (!Fits(choice, index, constraints)) continue;
       Push(choice, index);
-      if (Pick(request, choice, i + 1, remaining - 1, constraints)) return true;
+      if (Pick(request, choice, index + 1, remaining - 1, constraints)) return true;
       PopTo(chosen_.size() - 1);
+      if (failure_) return false;
     }
     return false;
   }
@@ -263,6 +332,10 @@ class Allocator {
 
   // Names what stands in the way: too few devices, or which constraint.
   void ExplainFailure() {
+    if (failure_) {
+      result_.problems.push_back(*failure_);
+      return;
+    }
     if (aborted_) {
       result_.problems.push_back("search stopped after " + std::to_string(options_.max_search_steps) + " steps");
       return;
@@ -281,7 +354,9 @@ class Allocator {
     auto fresh = [&](const std::vector<const Constraint*>& cs) {
       PopTo(0);
       steps_ = 0;
-      return Solve(0, cs);
+      const bool solved = Solve(0, cs);
+      failure_.reset();  // only the first search's failure speaks for the claim
+      return solved;
     };
     if (!fresh({})) {
       result_.problems.push_back("the requests cannot all be satisfied at once (they compete for the same devices)");
@@ -321,6 +396,7 @@ class Allocator {
   std::set<std::size_t> used_;
   int64_t steps_ = 0;
   bool aborted_ = false;
+  std::optional<std::string> failure_;  // what failed the whole claim, as the scheduler fails it
   TemplateResult result_;
 };
 

@@ -115,6 +115,10 @@ struct Constraint {
   std::string distinct_attribute;     // qualified name, or ""
 };
 
+// The most devices one claim's allocation holds (resource.k8s.io
+// AllocationResultsMaxSize); the scheduler refuses a claim that needs more.
+inline constexpr int64_t kMaxDevicesPerClaim = 32;
+
 struct ClaimTemplate {
   std::string name;  // metadata.name
   std::string namespace_name;

@@ -456,9 +456,9 @@ cmd_down() {
   # removed them (namespaces before containerd's stop, which unmounts
   # /run/netns when the run created it).
   local name
-  while read -r name; do ip link del "$name" 2>/dev/null || true; done <"$run/box-links" 2>/dev/null || true
-  while read -r name; do ip netns del "$name" 2>/dev/null || true; done <"$run/box-netns" 2>/dev/null || true
-  while read -r name; do umount "$name" 2>/dev/null || true; done <"$run/box-held-netns" 2>/dev/null || true
+  while read -r name; do ip link del "$name" 2>/dev/null || true; done 2>/dev/null <"$run/box-links" || true
+  while read -r name; do ip netns del "$name" 2>/dev/null || true; done 2>/dev/null <"$run/box-netns" || true
+  while read -r name; do umount "$name" 2>/dev/null || true; done 2>/dev/null <"$run/box-held-netns" || true
   # containerd, its shims and every container (runtime_env.sh stop).
   [[ -d $run/containerd ]] && bash "$runtime_env" stop "$run/containerd"
   # Volumes the kubelet mounted (projected tokens, ...).

@@ -382,5 +382,97 @@ spec: {spec: {devices: {requests: [{name: nic, exactly: {deviceClassName: dranet
   EXPECT_EQ(RdmaOf(results[0], "nic"), std::vector<std::string>{"mlx5_2"});
 }
 
+// kube-scheduler's allocator, which tests/cluster/oracle_test.sh compares
+// simulate with: a CEL runtime error is not a non-match but fails the claim,
+// when the search reaches the device.
+TEST(SchedulerSemantics, ACelRuntimeErrorOnADeviceTheSearchReachesFailsTheClaim) {
+  Node node(A4Nics(), "a4-node");  // eth1 (pci-0000-06-00-0, first by name) has no rdmaDevice
+  TemplateResult r = node.Run(ClaimTemplate(
+      "lacking", "      requests:\n" + ExactRequest("nic", "dranet.net", 1,
+                                                    R"(device.attributes["dra.net"].rdmaDevice.startsWith("mlx5_"))")));
+  EXPECT_FALSE(r.allocated) << "mlx5_0 matches, but the scheduler meets eth1's error first";
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_NE(r.problems[0].find("selector 1 on device dra.net/a4-node/pci-0000-06-00-0: CEL runtime error: "),
+            std::string::npos)
+      << r.problems[0];
+}
+
+// The scheduler passes over a device an earlier request took before it
+// evaluates selectors on it: no error.
+TEST(SchedulerSemantics, ADeviceAnEarlierRequestTookIsPassedOverBeforeItsSelectors) {
+  Node node(A4Nics(), "a4-node");
+  TemplateResult r = node.Run(ClaimTemplate(
+      "taken-first", "      requests:\n" +
+                         ExactRequest("eth", "dranet.net", 1, R"(device.attributes["dra.net"].ifName == "eth1")") +
+                         ExactRequest("nic", "dranet.net", 1,
+                                      R"(device.attributes["dra.net"].rdmaDevice.startsWith("mlx5_"))")));
+  ASSERT_TRUE(r.allocated) << Joined(r.problems);
+  EXPECT_EQ(RdmaOf(r, "nic"), std::vector<std::string>{"mlx5_0"});
+}
+
+// allocationMode All evaluates every device before the search: the same
+// error fails the claim although eth1 is taken by the request before it.
+TEST(SchedulerSemantics, AllocationModeAllMeetsEveryDevicesError) {
+  Node node(A4Nics(), "a4-node");
+  TemplateResult r = node.Run(ClaimTemplate("taken-first-all", R"(      requests:
+      - name: eth
+        exactly:
+          deviceClassName: dranet.net
+          selectors: [{cel: {expression: 'device.attributes["dra.net"].ifName == "eth1"'}}]
+      - name: nics
+        exactly:
+          deviceClassName: dranet.net
+          allocationMode: All
+          selectors: [{cel: {expression: 'device.attributes["dra.net"].rdmaDevice.startsWith("mlx5_")'}}]
+)"));
+  EXPECT_FALSE(r.allocated);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_NE(r.problems[0].find("request nics: selector 1 on device dra.net/a4-node/pci-0000-06-00-0: CEL runtime error"),
+            std::string::npos)
+      << r.problems[0];
+}
+
+std::vector<inventory::Device> ManyNics(int count) {
+  std::vector<inventory::Device> nics;
+  for (int i = 0; i < count; ++i) {
+    inventory::Device d;
+    d.name = "vf-" + std::to_string(100 + i);
+    d.attributes = {{"dra.net/rdma", true}, {"dra.net/sriov", true}};
+    nics.push_back(std::move(d));
+  }
+  return nics;
+}
+
+TEST(SchedulerSemantics, AClaimHoldsAtMost32Devices) {
+  Node node(ManyNics(40), "sriov-node");
+  TemplateResult count = node.Run(ClaimTemplate("33", "      requests:\n" + ExactRequest("vfs", "dranet.net", 33)));
+  EXPECT_FALSE(count.allocated);
+  ASSERT_EQ(count.problems.size(), 1u);
+  EXPECT_EQ(count.problems[0], "request vfs: adding 33 devices exceeds the claim limit of 32, with 0 already accounted for");
+  TemplateResult all = node.Run(ClaimTemplate("all", R"(      requests:
+      - name: vfs
+        exactly: {deviceClassName: dranet.net, allocationMode: All}
+)"));
+  EXPECT_FALSE(all.allocated);
+  ASSERT_EQ(all.problems.size(), 1u);
+  EXPECT_EQ(all.problems[0], "request vfs: adding 40 devices exceeds the claim limit of 32, with 0 already accounted for");
+  TemplateResult exactly = node.Run(ClaimTemplate("32", "      requests:\n" + ExactRequest("vfs", "dranet.net", 32)));
+  EXPECT_TRUE(exactly.allocated) << Joined(exactly.problems);
+}
+
+// A firstAvailable entry over the limit is passed over for the next one.
+TEST(SchedulerSemantics, FirstAvailablePassesOverAnEntryOverTheLimit) {
+  Node node(ManyNics(40), "sriov-node");
+  TemplateResult r = node.Run(ClaimTemplate("fallback", R"(      requests:
+      - name: vfs
+        firstAvailable:
+        - {name: all, deviceClassName: dranet.net, allocationMode: All}
+        - {name: four, deviceClassName: dranet.net, count: 4}
+)"));
+  ASSERT_TRUE(r.allocated) << Joined(r.problems);
+  EXPECT_TRUE(Allocated(r, "vfs/all").empty());
+  EXPECT_EQ(Allocated(r, "vfs/four"), (std::vector<std::string>{"vf-100", "vf-101", "vf-102", "vf-103"}));
+}
+
 }  // namespace
 }  // namespace dranet::simulate
