@@ -171,7 +171,9 @@ class Allocator {
           const cel::EvalResult whole = sel.program.Evaluate(view);
           if (whole.matched) continue;
           if (whole.error)
-            choice.errors[index] = sel.where + " on device " + LookupKey(d) + ": CEL runtime error: " +
+            choice.errors[index] = sel.where + " on device " + LookupKey(d) +
+                                   ": CEL runtime error (the scheduler fails the claim on it; guard an attribute "
+                                   "some devices lack with `\"name\" in device.attributes[\"domain\"]`): " +
                                    whole.error->ToString();
           verdict.selected = false;
           for (const auto& clause : sel.program.Conjuncts()) {

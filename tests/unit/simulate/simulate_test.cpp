@@ -392,7 +392,9 @@ TEST(SchedulerSemantics, ACelRuntimeErrorOnADeviceTheSearchReachesFailsTheClaim)
                                                     R"(device.attributes["dra.net"].rdmaDevice.startsWith("mlx5_"))")));
   EXPECT_FALSE(r.allocated) << "mlx5_0 matches, but the scheduler meets eth1's error first";
   ASSERT_EQ(r.problems.size(), 1u);
-  EXPECT_NE(r.problems[0].find("selector 1 on device dra.net/a4-node/pci-0000-06-00-0: CEL runtime error: "),
+  EXPECT_NE(r.problems[0].find("selector 1 on device dra.net/a4-node/pci-0000-06-00-0: CEL runtime error (the scheduler "
+                                "fails the claim on it; guard an attribute some devices lack with "
+                                "`\"name\" in device.attributes[\"domain\"]`): 1:29: no such key: rdmaDevice"),
             std::string::npos)
       << r.problems[0];
 }
