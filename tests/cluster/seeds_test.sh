@@ -44,77 +44,9 @@ case $node_type in
   a4-*) cloud=gcp ;;
   *) fail "which cloud's overlay does $node_type use?" ;;
 esac
-readonly ROUTER=dnbox-router PEER=dnbox-peer
-
-# The netdevs expected.yaml lists, one line each: NAME MAC MTU ADDRESS
-# GATEWAY, then its routes as `ip route add` arguments, one per line prefixed
-# with "route ".
-netdev_plan() {
-  python3 - "$examples/expected.yaml" <<'EOF'
-import sys, yaml
-spec = yaml.safe_load(open(sys.argv[1]))["spec"]
-for name, n in (spec.get("netdevs") or {}).items():
-    address = n["addresses"][0]
-    gateway = next(r.split()[0] for r in n["routes"] if " scope link" in r and " via " not in r)
-    print("netdev", name, n["mac"], n["mtu"], address, gateway)
-    for r in n["routes"]:
-        print("route", name, r)
-EOF
-}
-
 box_up
 box_images dranet "dranet-plugins-$cloud"
-
-plan=$(netdev_plan)
-if [[ -n $plan ]]; then
-  log "stand-ins for the snapshot's netdevs, a router and a peer host"
-  # Never on a machine whose own networks hold the snapshot's subnets: each
-  # gateway must be unreachable here, or reached only through the default route.
-  default_gw=$(ip -4 route show default | awk '{print $3; exit}')
-  while read -r kind name mac mtu address gateway; do
-    [[ $kind == netdev ]] || continue
-    route=$(ip -4 route get "$gateway" 2>/dev/null | head -1) || route=""
-    if [[ -n $route && ( -z $default_gw || $route != *" via $default_gw "* ) ]]; then
-      log "skipped: $gateway (the gateway of $name) is on a network of this machine: $route"
-      exit 77
-    fi
-  done <<<"$plan"
-  box_add_netns "$ROUTER"
-  box_add_netns "$PEER"
-  ip netns exec "$ROUTER" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
-  i=0
-  while read -r kind name rest; do
-    if [[ $kind == netdev ]]; then
-      read -r mac mtu address gateway <<<"$rest"
-      ip link add "$name" address "$mac" mtu "$mtu" type veth peer name "r$i" netns "$ROUTER" mtu "$mtu"
-      box_record_link "$name"
-      ip addr add "$address" dev "$name"
-      ip link set "$name" up
-      ip -n "$ROUTER" addr add "$gateway/32" dev "r$i"
-      ip -n "$ROUTER" link set "r$i" up
-      ip -n "$ROUTER" route add "${address%/*}" dev "r$i"
-      if ((i == 0)); then
-        # The peer host: the next address of gpu0rdma0's subnet, behind the router.
-        host_address=${address%/*}
-        peer_address=${host_address%.*}.$((${host_address##*.} + 1))
-        ip link add p0 netns "$ROUTER" mtu "$mtu" type veth peer name eth0 netns "$PEER" mtu "$mtu"
-        ip -n "$ROUTER" addr add "$gateway/32" dev p0
-        ip -n "$ROUTER" link set p0 up
-        ip -n "$ROUTER" route add "$peer_address" dev p0
-        ip -n "$PEER" addr add "$peer_address/32" dev eth0
-        ip -n "$PEER" link set eth0 up
-        ip -n "$PEER" route add "$gateway" dev eth0 scope link
-        ip -n "$PEER" route add "${gateway%.*}.0/24" via "$gateway" dev eth0
-        peer_netdev=$name
-      fi
-      i=$((i + 1))
-    else
-      # shellcheck disable=SC2086
-      ip route add $rest
-    fi
-  done <<<"$plan"
-  log "   $i stand-in netdevs; peer host $peer_address behind the router, reached over $peer_netdev"
-fi
+box_netdev_standins "$examples/expected.yaml"
 
 driver=$(awk '$1 == "driver:" {print $2; exit}' "$examples/gpu-resourceslices.yaml")
 log "1. gpu-standin stands in for $driver with the GPUs of $node_type"
