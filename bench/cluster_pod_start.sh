@@ -34,22 +34,6 @@ measure() {
   python3 "$bench/cluster_pod_start.py" run --kubeconfig "$KUBECONFIG" --node "$NODE_NAME" --pods "$pods" \
     --image "$BUSYBOX_IMAGE" --out "$out" "$@"
 }
-template() {
-  k apply -f - >/dev/null <<YAML
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: $1, namespace: default}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: nics
-        exactly:
-          deviceClassName: dranet.net
-          count: $2
-          selectors: [{cel: {expression: '$3'}}]
-YAML
-}
 helm_bin() { "$(bash "$source_dir/scripts/go_tool.sh" helm)/helm" "$@"; }
 
 box_up
@@ -65,8 +49,8 @@ box_install helm -f "$source_dir/packaging/deploy/overlays/gcp/values.yaml" --se
   --set-json "extraVolumes=[{\"name\":\"snapshot\",\"hostPath\":{\"path\":\"$snapshot\",\"type\":\"Directory\"}}]" \
   --set-json "extraVolumeMounts=[{\"name\":\"snapshot\",\"mountPath\":\"$snapshot\",\"readOnly\":true}]"
 box_wait_slice_lists pci-0000-09-00-0
-template a4-one 1 'device.attributes["dra.net"].ifName == "gpu0rdma0"'
-template a4-eight 8 'device.attributes["dra.net"].rdma && device.attributes["dra.net"].ifName.startsWith("gpu")'
+box_template a4-one 1 'device.attributes["dra.net"].ifName == "gpu0rdma0"'
+box_template a4-eight 8 'device.attributes["dra.net"].rdma && device.attributes["dra.net"].ifName.startsWith("gpu")'
 measure --case no-claim
 measure --case a4-1-netdev --template a4-one --netdevs gpu0rdma0
 measure --case a4-8-netdevs --template a4-eight \
@@ -79,7 +63,7 @@ box_install helm -f "$source_dir/packaging/deploy/overlays/azure/values.yaml" --
   --set-json "extraVolumes=[{\"name\":\"snapshot\",\"hostPath\":{\"path\":\"$snapshot\",\"type\":\"Directory\"}}]" \
   --set-json "extraVolumeMounts=[{\"name\":\"snapshot\",\"mountPath\":\"$snapshot\",\"readOnly\":true}]"
 box_wait_slice_lists pci-0101-00-00-0
-template gb300-one 1 'device.attributes["dra.net"].rdmaDevice == "mlx5_0"'
+box_template gb300-one 1 'device.attributes["dra.net"].rdmaDevice == "mlx5_0"'
 measure --case gb300-char-devices --template gb300-one
 
 box_down

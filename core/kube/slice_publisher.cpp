@@ -269,13 +269,26 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& inventory, 
     desired = BuildSlices(params, devices, NullLogger());
   }
 
+  std::vector<std::string> generated_names;
+  for (auto& slice : desired) {
+    generated_names.push_back(slice.name);
+    if (auto r = renamed_.find(slice.name); r != renamed_.end()) slice.name = r->second;
+  }
+  // What the watch compares its events with, before the writes: the events of
+  // this pass's own creates, updates and deletes can arrive before it ends.
+  {
+    std::lock_guard lock(mu_);
+    desired_.clear();
+    for (const auto& slice : desired) desired_.emplace(slice.name, slice);
+  }
+
   std::map<std::string, const ResourceSlice*> stored_by_name;
   for (const auto& slice : stored) stored_by_name.emplace(slice.name, &slice);
   uint64_t creates = 0, updates = 0, deletes = 0;
   std::set<std::string> wanted;
-  for (auto& slice : desired) {
-    const std::string generated_name = slice.name;
-    if (auto r = renamed_.find(generated_name); r != renamed_.end()) slice.name = r->second;
+  for (std::size_t i = 0; i < desired.size(); ++i) {
+    const ResourceSlice& slice = desired[i];
+    const std::string& generated_name = generated_names[i];
     wanted.insert(slice.name);
     auto it = stored_by_name.find(slice.name);
     std::string path = collection + "/" + slice.name;
@@ -314,8 +327,6 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& inventory, 
   }
 
   std::lock_guard lock(mu_);
-  desired_.clear();
-  for (auto& slice : desired) desired_.emplace(slice.name, std::move(slice));
   stats_.creates += creates;
   stats_.updates += updates;
   stats_.deletes += deletes;

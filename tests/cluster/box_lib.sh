@@ -15,6 +15,8 @@
 #                        dranet installed as users install it; waits for Ready
 #   box_slice_lists NIC  true when dranet's ResourceSlice of the node lists NIC
 #   box_pod POD FIELD NAME  a pod holding one claim (template or claim)
+#   box_template NAME COUNT CEL [INTERFACE]
+#                        a ResourceClaimTemplate for COUNT devices CEL selects
 #   box_nic_template NAME NIC INTERFACE
 #                        a ResourceClaimTemplate taking NIC by CEL on
 #                        dra.net/ifName, INTERFACE as dranet's interface config
@@ -142,9 +144,18 @@ box_wait_slice_lists() {
   fail "no dra.net ResourceSlice of $NODE_NAME lists $1"
 }
 
-# box_nic_template NAME NIC INTERFACE: a ResourceClaimTemplate taking NIC by
-# CEL on dra.net/ifName, with INTERFACE (a YAML mapping) as dranet's config.
-box_nic_template() {
+# box_template NAME COUNT CEL [INTERFACE]: a ResourceClaimTemplate for COUNT
+# of dranet's devices that CEL selects, with INTERFACE (a YAML mapping) as
+# dranet's config when given.
+box_template() {
+  local config=""
+  [[ -n ${4:-} ]] && config="
+      config:
+      - requests: [nic]
+        opaque:
+          driver: dra.net
+          parameters:
+            interface: $4"
   k apply -f - >/dev/null <<EOF
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
@@ -156,16 +167,17 @@ spec:
       - name: nic
         exactly:
           deviceClassName: dranet
+          count: $2
           selectors:
           - cel:
-              expression: device.attributes["dra.net"].ifName == "$2"
-      config:
-      - requests: [nic]
-        opaque:
-          driver: dra.net
-          parameters:
-            interface: $3
+              expression: '$3'$config
 EOF
+}
+
+# box_nic_template NAME NIC INTERFACE: a ResourceClaimTemplate taking NIC by
+# CEL on dra.net/ifName, with INTERFACE as dranet's config.
+box_nic_template() {
+  box_template "$1" 1 "device.attributes[\"dra.net\"].ifName == \"$2\"" "$3"
 }
 
 box_nic_pod() {

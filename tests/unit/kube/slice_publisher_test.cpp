@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "kube/json_fields.h"
 #include "kube_test_env.h"
 #include "openapi_schema.h"
@@ -186,6 +188,20 @@ TEST_F(SlicePublisherTest, AnotherWritersSliceOfThePoolIsReplacedInANewerGenerat
   ASSERT_EQ(slices.size(), 1u);
   EXPECT_STREQ(slices[0]["metadata"]["name"].GetString(), "node-1-dra.net-0");
   EXPECT_EQ(slices[0]["spec"]["pool"]["generation"].GetInt64(), 2);
+}
+
+// The watch sees each pass's own creates, updates and deletes, often before
+// the pass ends: none of them is someone else's change to repair.
+TEST_F(SlicePublisherTest, ItsOwnWritesAreNotRepairs) {
+  SlicePublisher publisher(*client_, Options(), env_.log());
+  ASSERT_TRUE(WaitUntil([&] { return env_.server().CountRequests("GET", "watch=true") > 0; }));
+  ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(Devices(300)), kSyncDeadline));            // 3 creates
+  ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(Devices(300, /*numa=*/1)), kSyncDeadline));  // 3 updates
+  ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(Devices(100)), kSyncDeadline));           // 1 update, 2 deletes
+  // The last events in flight arrive; a repair they asked for would be counted.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(publisher.Stats().repairs_scheduled, 0u);
+  EXPECT_EQ(Writes(), 9u);  // 3 creates, 3 updates, then 1 update (a newer generation) and 2 deletes
 }
 
 TEST_F(SlicePublisherTest, RepairsADeletedSlice) {
