@@ -10,9 +10,10 @@ run: N times: POST a pod (a ResourceClaimTemplate T when given), then watch it
 until its phase is Running: the time from just before the POST to the watch
 event is the pod's start. The pod is deleted and, before the next one, gone
 from the API and its netdevs (--netdevs) back on the host. Appends one JSON
-line per case: each start in ms, and the kubelet's DRA prepare latency
-(dra_operations_duration_seconds, PrepareResources: the change of its count
-and sum over the case, and its histogram's p50/p99 over the case).
+line per case: each start in ms, and the kubelet's mean DRA prepare latency
+over the case (dra_operations_duration_seconds, PrepareResources: the change
+of its sum over the change of its count; its smallest bucket is 100 ms, so
+its buckets say nothing here).
 table: p50 and p99 per case and what each adds to BASELINE_CASE's.
 """
 import argparse
@@ -115,39 +116,21 @@ def delete_and_wait(api, name, netdevs):
     raise RuntimeError(f"{name} or its netdevs {netdevs} did not come back within 120 s")
 
 
-def prepare_histogram(api, node):
-    """The kubelet's dra_operations_duration_seconds for PrepareResources: {le: count}, sum, count."""
+def prepare_totals(api, node):
+    """The kubelet's dra_operations_duration_seconds for PrepareResources: (sum, count)."""
     conn = api.connection()
     conn.request("GET", f"/api/v1/nodes/{node}/proxy/metrics")
     text = conn.getresponse().read().decode()
     conn.close()
-    buckets, total, count = {}, 0.0, 0
+    total, count = 0.0, 0.0
     for line in text.splitlines():
-        if not line.startswith("dra_operations_duration_seconds") or 'operation_name="PrepareResources"' not in line:
+        if 'operation_name="PrepareResources"' not in line or 'is_error="true"' in line:
             continue
-        if 'is_error="true"' in line:
-            continue
-        value = float(line.rsplit(" ", 1)[1])
-        if line.startswith("dra_operations_duration_seconds_bucket"):
-            le = line.split('le="', 1)[1].split('"', 1)[0]
-            buckets[float("inf") if le == "+Inf" else float(le)] = value
-        elif line.startswith("dra_operations_duration_seconds_sum"):
-            total = value
+        if line.startswith("dra_operations_duration_seconds_sum"):
+            total = float(line.rsplit(" ", 1)[1])
         elif line.startswith("dra_operations_duration_seconds_count"):
-            count = value
-    return buckets, total, count
-
-
-def bucket_quantile(before, after, q):
-    """The upper bound of the bucket holding quantile q of what the case added."""
-    added = sorted((le, after.get(le, 0) - before.get(le, 0)) for le in after)
-    total = added[-1][1] if added else 0
-    if total <= 0:
-        return None
-    for le, n in added:
-        if n >= q * total:
-            return le
-    return None
+            count = float(line.rsplit(" ", 1)[1])
+    return total, count
 
 
 def percentile(values, q):
@@ -158,20 +141,18 @@ def percentile(values, q):
 def cmd_run(args):
     api = Api(args.kubeconfig)
     netdevs = [n for n in args.netdevs.split(",") if n]
-    before = prepare_histogram(api, args.node)
+    before = prepare_totals(api, args.node)
     starts = []
     for i in range(args.pods):
         name = f"start-{args.case}-{i}"
         starts.append(start_one(api, name, args.node, args.image, args.template) * 1000)
         delete_and_wait(api, name, netdevs)
-    after = prepare_histogram(api, args.node)
-    prepares = after[2] - before[2]
+    after = prepare_totals(api, args.node)
+    prepares = after[1] - before[1]
     record = {"case": args.case, "pods": args.pods, "starts_ms": starts,
               "load": open("/proc/loadavg").read().split()[:3],
               "kubelet_prepare": {"count": prepares,
-                                  "mean_ms": (after[1] - before[1]) / prepares * 1000 if prepares else None,
-                                  "p50_le_ms": (bucket_quantile(before[0], after[0], 0.5) or 0) * 1000,
-                                  "p99_le_ms": (bucket_quantile(before[0], after[0], 0.99) or 0) * 1000}}
+                                  "mean_ms": (after[0] - before[0]) / prepares * 1000 if prepares else None}}
     with open(args.out, "a") as f:
         f.write(json.dumps(record) + "\n")
     print(f"{args.case}: p50 {percentile(starts, 0.5):.0f} ms, p99 {percentile(starts, 0.99):.0f} ms "
@@ -181,7 +162,7 @@ def cmd_run(args):
 def cmd_table(args):
     records = [json.loads(line) for line in open(args.file) if line.strip()]
     base = next((r for r in records if r["case"] == args.baseline), None)
-    print("| case | pods | p50 | p99 | added to the baseline's p50 / p99 | kubelet's DRA prepare (mean; histogram p50 / p99 bucket) | load |")
+    print("| case | pods | p50 | p99 | added to the baseline's p50 / p99 | kubelet's DRA prepare, mean (calls) | load |")
     print("|---|---|---|---|---|---|---|")
     for r in records:
         p50, p99 = percentile(r["starts_ms"], 0.5), percentile(r["starts_ms"], 0.99)
@@ -190,8 +171,7 @@ def cmd_table(args):
             added = (f"{p50 - percentile(base['starts_ms'], 0.5):+.0f} / "
                      f"{p99 - percentile(base['starts_ms'], 0.99):+.0f} ms")
         kp = r["kubelet_prepare"]
-        prepare = "—" if not kp["count"] else (f"{kp['mean_ms']:.1f} ms; ≤ {kp['p50_le_ms']:g} / "
-                                                f"≤ {kp['p99_le_ms']:g} ms ({kp['count']:.0f})")
+        prepare = "—" if not kp["count"] else f"{kp['mean_ms']:.1f} ms ({kp['count']:.0f})"
         print(f"| {r['case']} | {r['pods']} | {p50:.0f} ms | {p99:.0f} ms | {added} | {prepare} | "
               f"{' '.join(r['load'])} |")
 

@@ -123,7 +123,7 @@ class SlicePublisher {
   uint64_t published_sequence_ = 0;  // last Publish()
   uint64_t synced_sequence_ = 0;     // last one on the server
   std::chrono::steady_clock::time_point last_publish_{};
-  std::map<std::string, ResourceSlice> desired_;  // by name, as of the last completed pass
+  std::map<std::string, ResourceSlice> desired_;  // by name, as of the latest pass (set before its writes)
   // Generated slice names held by objects that are not ours, and the names
   // used instead (publisher thread only).
   std::map<std::string, std::string> renamed_;

@@ -1,5 +1,6 @@
 # Shared by the suites that run on the node in a box (install_test.sh,
-# lifecycle_test.sh): sourced after `here`, `source_dir`, `build` and `run`
+# lifecycle_test.sh, seeds_test.sh, oracle_test.sh) and by
+# bench/cluster_pod_start.sh: sourced after `here`, `source_dir`, `build` and `run`
 # are set; `suite` names the suite in the log.
 #
 #   box_up               node.sh up, its KEY=VALUE lines exported, k() = kubectl

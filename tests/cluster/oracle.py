@@ -130,7 +130,7 @@ def kubectl_json(kubectl, *args):
 
 # Why the scheduler left the pod Pending ("Unschedulable: ...", or
 # "SchedulerError: ..." as for a CEL runtime error), or None while it has not.
-def unschedulable(pod):
+def not_scheduled(pod):
     for c in pod.get("status", {}).get("conditions", []):
         if c["type"] == "PodScheduled" and c["status"] == "False":
             return f"{c.get('reason', '')}: {c.get('message', '')}"
@@ -146,7 +146,7 @@ def cmd_wait(args):
         pods = {p["metadata"]["name"]: p for p in kubectl_json(args.kubectl, "-n", NAMESPACE, "get", "pods")}
         open_cases = [c for c in cases
                       if not claims.get(c["claim"], {}).get("status", {}).get("allocation")
-                      and unschedulable(pods.get(c["claim"], {})) is None]
+                      and not_scheduled(pods.get(c["claim"], {})) is None]
         if not open_cases or time.monotonic() > deadline:
             break
         time.sleep(1)
@@ -158,7 +158,7 @@ def cmd_wait(args):
         slices[key] = slices.get(key, 0) + 1
     (work / "slices.json").write_text(json.dumps(slices))
     if open_cases:
-        print(f"oracle: {len(open_cases)} cases neither allocated nor unschedulable after {args.timeout} s, "
+        print(f"oracle: {len(open_cases)} cases neither allocated nor refused by the scheduler after {args.timeout} s, "
               f"such as {open_cases[0]}", file=sys.stderr)
         return 1
     return 0
@@ -250,7 +250,7 @@ def cmd_check(args):
                 allocated += 1
                 lines.append(f"  same    {where}: {real}")
         else:
-            reason = unschedulable(pods.get(case["claim"], {})) or "(no reason)"
+            reason = not_scheduled(pods.get(case["claim"], {})) or "(no reason)"
             if sim["allocated"]:
                 differences.append(f"{where}: the scheduler left the pod Pending ({reason}); simulate allocated "
                                    f"{sim['devices']}")
