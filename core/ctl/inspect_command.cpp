@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
 #include "ctl/node_view.h"
+#include "health/device_health.h"
+#include "inventory/inventory.h"
 #include "inventory/snapshot.h"
 #include "kube/resource_slice.h"
 
@@ -28,7 +31,24 @@ std::string AttributeText(const inventory::Attributes& attrs, const std::string&
   return text.empty() ? "\"\"" : text;
 }
 
-void PrintTable(const NodeView& view) {
+// Each device's health as dranetd would judge it on this node now (its
+// netdevs on the host: inspect sees no pods).
+std::map<std::string, health::Verdict> HealthOf(const NodeView& view, const std::string& host_root) {
+  inventory::DiscoveryOptions discovery;
+  discovery.host_root = host_root;
+  std::vector<inventory::LinkFacts> links;
+  try {
+    links = inventory::ReadNetlinkFacts(discovery, *view.logger).links;
+  } catch (const std::exception& e) {
+    view.logger->Warning("cannot read the node's links; netdevs read as gone", {{"error", e.what()}});
+  }
+  std::map<std::string, health::Verdict> out;
+  for (const auto& d : view.devices) out[d.name] = health::AssessOnHost(host_root, d, links);
+  return out;
+}
+
+void PrintTable(const NodeView& view, const std::string& host_root) {
+  const auto verdicts = HealthOf(view, host_root);
   struct Column {
     const char* header;
     const char* attribute;
@@ -46,11 +66,13 @@ void PrintTable(const NodeView& view) {
       chars += (chars.empty() ? "" : ",") + cd.path.substr(slash == std::string::npos ? 0 : slash + 1);
     }
     row.push_back(chars.empty() ? "-" : chars);
+    row.push_back(health::HealthName(verdicts.at(d.name).health));
     rows.push_back(std::move(row));
   }
   std::vector<std::string> headers;
   for (const auto& c : columns) headers.push_back(c.header);
   headers.push_back("CHAR-DEVICES");
+  headers.push_back("HEALTH");
   std::vector<std::size_t> widths(headers.size());
   for (std::size_t i = 0; i < headers.size(); ++i) {
     widths[i] = headers[i].size();
@@ -67,6 +89,9 @@ void PrintTable(const NodeView& view) {
   // Attributes beyond the columns: the plugins' and the rest, per device.
   for (const auto& d : view.devices) {
     std::cout << "\n" << d.name << "\n";
+    const auto& verdict = verdicts.at(d.name);
+    std::cout << "  health: " << health::HealthName(verdict.health)
+              << (verdict.message.empty() ? "" : " (" + verdict.message + ")") << "\n";
     for (const auto& [k, v] : d.attributes) std::cout << "  " << k << " = " << AttributeText(d.attributes, k) << "\n";
   }
   for (const auto& r : view.plugin_reports)
@@ -78,7 +103,7 @@ void PrintTable(const NodeView& view) {
 int Run(const InspectCommand& cmd) {
   NodeView view = BuildNodeView(cmd.node);
   if (cmd.output == "table") {
-    PrintTable(view);
+    PrintTable(view, cmd.node.host_root);
     return 0;
   }
   kube::SliceParams params;

@@ -6,10 +6,12 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "base/files.h"
 #include "base/metrics.h"
@@ -22,9 +24,12 @@
 #include "daemon/process_metrics.h"
 #include "daemon/status_server.h"
 #include "dranet/build_info.h"
+#include "health/health_monitor.h"
+#include "health/taint_policy.h"
 #include "inventory/inventory.h"
 #include "inventory/monitor.h"
 #include "inventory/snapshot.h"
+#include "inject/netlink_socket.h"
 #include "inject/netns_mover.h"
 #include "kube/api_client.h"
 #include "kube/claim_status.h"
@@ -269,6 +274,13 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   uint64_t last_sequence = 0;
   // The prepared claims, once the checkpoint is open (PersistentResourceSliceAttributes).
   std::function<std::vector<inject::ClaimPlan>()> prepared_plans;
+  // Told every published device list once it runs (--device-health).
+  ::dranet::health::HealthMonitor* device_health = nullptr;
+  // --device-taints: the last published list as discovered, and the taints
+  // it is published with (both under devices_mu).
+  std::vector<inventory::Device> last_published;
+  bool discovered = false;
+  std::map<std::string, inventory::DeviceTaint> current_taints;
   auto on_devices = [&](std::vector<inventory::Device> devices) {
     auto started = std::chrono::steady_clock::now();
     devices = plugins::WithPlugins(plugin_host, std::move(devices), logger);
@@ -280,8 +292,18 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     discoveries.Inc();
     driver_metrics.Published(devices);
     health.Beat("discovery");
+    if (device_health) device_health->SetDevices(devices);
     uint64_t sequence = 0;
-    if (publisher) sequence = publisher->Publish(devices);
+    {
+      // Published under the lock: the taints thread's publish and this one
+      // reach the publisher in the order they read current_taints.
+      std::lock_guard lock(devices_mu);
+      last_published = devices;
+      discovered = true;
+      if (publisher)
+        sequence = publisher->Publish(current_taints.empty() ? devices
+                                                             : ::dranet::health::WithTaints(devices, current_taints));
+    }
     // Prepare sees the node as it is: a device only its record publishes is
     // not there to prepare.
     std::erase_if(devices, [&](const inventory::Device& d) { return recorded_only.count(d.name) > 0; });
@@ -362,6 +384,49 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     }
   }
 
+  // Device health: the published devices and the netdevs held in pods,
+  // their links read from the kernel (a snapshot's recorded links are read
+  // once: they do not change).
+  std::unique_ptr<::dranet::health::HealthMonitor> health_monitor;
+  if (options.device_health) {
+    ::dranet::health::HealthMonitor::Options health_options;
+    health_options.host_root = options.host_root;
+    ::dranet::health::HealthMonitor::HostLinkReader host_links;
+    try {
+    if (snapshot) {
+      health_options.watch_host_links = false;
+      auto recorded = std::make_shared<std::vector<inventory::LinkFacts>>(
+          inventory::ReadNetlinkFacts(discovery_options, logger).links);
+      host_links = [recorded] { return *recorded; };
+    } else {
+      auto socket = std::shared_ptr<inject::NlSockPtr>(
+          new inject::NlSockPtr(inject::NetlinkSocketIn(inject::OpenNetns("/proc/self/ns/net"), NETLINK_ROUTE)));
+      host_links = [socket, &logger] { return inventory::ReadLinks(socket->get(), logger); };
+    }
+    } catch (const std::exception& e) {
+      logger.Error("cannot read the host's links for device health (--device-health=false turns it off)",
+                   {{"error", e.what()}});
+      return 1;
+    }
+    ::dranet::health::HealthMonitor::HeldNetdevSource held;
+    if (netns_mover) held = [&netns_mover] { return netns_mover->HeldNetdevs(); };
+    health_monitor = std::make_unique<::dranet::health::HealthMonitor>(health_options, std::move(host_links),
+                                                                       std::move(held), logger);
+    auto& transitions = metrics.Counter("dranet_device_health_transitions_total",
+                                        "Changes of a device's health, by the health it changed to", {"health"});
+    health_monitor->SetTransitionObserver(
+        [&transitions](const std::string&, ::dranet::health::Health, const ::dranet::health::Verdict& to) {
+          transitions.Inc({::dranet::health::HealthName(to.health)});
+        });
+    metrics.OnCollect([&health_monitor](MetricsRegistry& r) {
+      if (!health_monitor) return;
+      auto& devices = r.Gauge("dranet_device_health", "Devices published or held in pods, by health", {"health"});
+      std::map<std::string, double> counts{{"Healthy", 0}, {"Unhealthy", 0}, {"Unknown", 0}};
+      for (const auto& d : health_monitor->Current().devices) counts[::dranet::health::HealthName(d.verdict.health)]++;
+      for (const auto& [name, count] : counts) devices.Set(count, {name});
+    });
+  }
+
   std::unique_ptr<kube::ResourceClaimReader> claim_reader;
   std::unique_ptr<kubelet::KubeletPlugin> kubelet_plugin;
   if (options.kubelet_plugin && api) {
@@ -408,6 +473,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     kubelet_plugin->SetOperationObserver(observer);
     kubelet_plugin->SetStatusListener(on_status_change);
     kubelet_plugin->SetNetdevApplier(netns_mover.get());
+    kubelet_plugin->SetHealthReporter(health_monitor.get());
     kubelet_plugin->SetEventSink([&](const kubelet::ClaimRequest& claim, const std::string& reason,
                                      const std::string& message) {
       if (events)
@@ -436,6 +502,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     // NetworkReady, RDMALinkReady, networkData); a failed attach is an Event
     // on the pod.
     nri_options.network_reporter = [&](const nri::PodNetworkOutcome& outcome) {
+      if (health_monitor) health_monitor->PodsChanged();
       if (!api) return;
       background_events.Post([&, outcome] {
         if (!outcome.error.empty() && events)
@@ -481,6 +548,10 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   monitor_options.ignored_link_kinds = cel::UnpublishedLinkKinds(options.filter);
   inventory::DiscoveryMonitor monitor(discoverer, on_devices, logger, monitor_options);
   try {
+    if (health_monitor) {
+      health_monitor->Start();
+      device_health = health_monitor.get();
+    }
     monitor.Start();
     // Kubelet may prepare as soon as we register: register only once the
     // first inventory exists (bounded, so a stuck discovery still starts us).
@@ -540,6 +611,35 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
       status_changed = false;
     }
   });
+  // --device-taints: the pool published again whenever the set of tainted
+  // devices changes (taint_policy.h: at once when one turns Unhealthy, 30 s
+  // after it recovered).
+  std::jthread taints;
+  if (options.device_taints && health_monitor && publisher) {
+    taints = std::jthread([&](std::stop_token stop) {
+      pthread_setname_np(pthread_self(), "taints");
+      ::dranet::health::TaintPolicy policy;
+      while (!stop.stop_requested()) {
+        const auto report = health_monitor->Current();
+        const auto now = std::chrono::steady_clock::now();
+        auto wanted = policy.Update(report, now);
+        {
+          std::lock_guard lock(devices_mu);
+          if (discovered && wanted != current_taints) {
+            current_taints = wanted;
+            std::string tainted;
+            for (const auto& [device, taint] : wanted) tainted += (tainted.empty() ? "" : ",") + device;
+            logger.Info("device taints changed; publishing", {{"tainted", tainted.empty() ? "none" : tainted}});
+            publisher->Publish(::dranet::health::WithTaints(last_published, wanted));
+          }
+        }
+        // Awake at least every second to see stop.
+        health_monitor->WaitNewer(report.generation, std::min(policy.NextDue(), now + std::chrono::seconds(1)));
+      }
+    });
+  } else if (options.device_taints && options.publish && !options.device_health) {
+    logger.Warning("--device-taints needs --device-health; devices are published without taints");
+  }
   health.Set("started", true);
   on_status_change();  // the probe may have seen everything else ready already
   logger.Info("dranetd started", {{"node", options.node_name}, {"snapshot", snapshot}});
@@ -554,6 +654,11 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   if (kubelet_plugin) kubelet_plugin->Stop();  // no new prepares; sockets removed
   if (nri_plugin) nri_plugin->Stop();          // in-flight hooks finish first
   monitor.Stop();
+  if (taints.joinable()) {
+    taints.request_stop();
+    taints.join();
+  }
+  if (health_monitor) health_monitor->Stop();
   publisher.reset();  // slices stay published for the next start
   logger.Info("stopped; prepared claims kept", {{"dir", options.state_dir}, {"claims", prepared->All().size()}});
   return 0;

@@ -50,6 +50,11 @@ struct DaemonOptions {
   // webhook protocol at webhook_url) or "none".
   std::string profile_provider = "cloud";
   std::string webhook_url;
+  // Device health (core/health): the kubelet's health stream, /metrics.
+  bool device_health = true;
+  // An unhealthy device is published with a NoSchedule taint (needs
+  // device_health and publish; left out on an API server that drops taints).
+  bool device_taints = true;
   // NRI plugin (device nodes, env, netdev moves at pod start).
   bool nri = true;
   std::string nri_socket = "/var/run/nri/nri.sock";

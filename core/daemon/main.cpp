@@ -77,6 +77,13 @@ int main(int argc, char** argv) {
                  "The profile webhook (DRANET's protocol): http(s)://host:port[/base] or unix:///path.sock");
   app.add_option("--cdi", options.cdi, "Also inject through CDI spec files (fails closed on runtimes with CDI)");
   app.add_option("--cdi-dir", options.cdi_dir, "Directory for CDI spec files");
+  app.add_option("--device-health", options.device_health,
+                 "Watch every device's health (link, carrier, RDMA ports, PCI function) and stream it to the "
+                 "kubelet (dra-health; pod.status...allocatedResourcesStatus), /metrics and dranetctl inspect");
+  app.add_option("--device-taints", options.device_taints,
+                 "Publish an unhealthy device with a NoSchedule taint (dra.net/unhealthy) so that new claims avoid "
+                 "it; removed once it has been healthy for 30 s. Ignored where the API server drops taints "
+                 "(Kubernetes before 1.36)");
   app.add_option("--nri", options.nri, "Run the NRI plugin (device nodes, env, netdevs at pod start)");
   app.add_option("--nri-socket", options.nri_socket, "The container runtime's NRI socket");
   auto* resync = app.add_option_function<int>(

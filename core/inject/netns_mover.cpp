@@ -12,6 +12,8 @@
 #include <netlink/route/route.h>
 #include <netlink/route/rule.h>
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -428,6 +430,24 @@ std::vector<PodSandboxRef> NetnsMover::VanishedPods() {
 std::size_t NetnsMover::held_pods() const {
   std::lock_guard lock(mu_);
   return held_.size();
+}
+
+std::vector<HeldNetdev> NetnsMover::HeldNetdevs() const {
+  std::vector<HeldNetdev> out;
+  std::lock_guard lock(mu_);
+  for (const auto& [uid, held] : held_) {
+    for (const auto& plan : held.plans) {
+      for (const auto& netdev : plan.netdevs) {
+        const int fd = ::fcntl(held.ns.fd(), F_DUPFD_CLOEXEC, 0);
+        if (fd < 0) continue;
+        const auto attached = held.attached_ifindex.find(AttachKey(plan, netdev));
+        out.push_back({netdev.device_name, netdev.host_if_name, PodNameOf(netdev), netdev.rdma_device,
+                       netdev.rdma_exclusive && !netdev.rdma_device.empty(),
+                       attached == held.attached_ifindex.end() ? 0 : attached->second, held.ref, NetnsHandle(fd)});
+      }
+    }
+  }
+  return out;
 }
 
 void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimPlan>& requested) {

@@ -47,6 +47,19 @@
 
 namespace dranet::inject {
 
+// A netdev the mover holds in a pod namespace (health_monitor.h reads its
+// link there).
+struct HeldNetdev {
+  std::string device_name;   // the published device
+  std::string host_if_name;
+  std::string pod_if_name;   // its name in the pod
+  std::string rdma_device;   // empty when not RDMA-capable
+  bool rdma_moved = false;   // exclusive mode: the RDMA link went into the pod too
+  int pod_ifindex = 0;       // its index in the pod; 0 when not known (adopted)
+  PodSandboxRef pod;
+  NetnsHandle ns;            // the pod's namespace, a descriptor of the caller's own
+};
+
 class NetnsMover : public PodNetnsApplier {
  public:
   struct Options {
@@ -69,6 +82,9 @@ class NetnsMover : public PodNetnsApplier {
 
   // Pods whose namespace the mover holds open.
   std::size_t held_pods() const;
+  // Every netdev attached or adopted and not yet detached, with a
+  // descriptor of its pod's namespace. Waits for a hook in progress.
+  std::vector<HeldNetdev> HeldNetdevs() const;
 
   // Time the last AttachNetdevs spent waiting for the kernel to move its
   // netdevs (the move RTM_NEWLINKs only): what a hook cannot go below.

@@ -61,9 +61,20 @@ inline bool PodReceives(const CharDevice& dev) {
   return base.rfind("uverbs", 0) == 0 || base.rfind("umad", 0) == 0 || base == "rdma_cm";
 }
 
+// A taint on a published device (resource.k8s.io DeviceTaint, Kubernetes
+// 1.36+): the scheduler allocates a device with a NoSchedule taint to no
+// new claim that does not tolerate it; claims holding it keep it.
+struct DeviceTaint {
+  std::string key;     // e.g. "dra.net/unhealthy"
+  std::string value;   // a label value: ≤ 63 of [A-Za-z0-9._-]
+  std::string effect;  // "NoSchedule", "NoExecute", "None"
+  friend bool operator==(const DeviceTaint&, const DeviceTaint&) = default;
+};
+
 struct Device {
   std::string name;          // DNS label: pci-0000-8a-00-0, gpu0rdma0, net-<base32>
   Attributes attributes;     // published as spec.devices[].attributes
+  std::vector<DeviceTaint> taints;  // published as spec.devices[].taints; set by the daemon, not discovery
   // Host-side facts (not published).
   std::string pci_address;   // "0000:8a:00.0"; empty for virtual devices
   std::string if_name;       // host netdev name; empty for IB-only devices

@@ -136,8 +136,25 @@ void ParseDeviceFields(const rapidjson::Value& json, const std::string& driver, 
           foreign = true;
         }
       }
+    } else if (key == "taints" && member.value.IsArray()) {
+      for (const auto& taint : member.value.GetArray()) {
+        if (!taint.IsObject()) {
+          foreign = true;
+          continue;
+        }
+        inventory::DeviceTaint parsed;
+        for (const auto& field : taint.GetObject()) {
+          std::string_view name(field.name.GetString(), field.name.GetStringLength());
+          const std::string text = field.value.IsString() ? field.value.GetString() : "";
+          if (name == "key") parsed.key = text;
+          else if (name == "value") parsed.value = text;
+          else if (name == "effect") parsed.effect = text;
+          else if (name != "timeAdded") foreign = true;  // the API server stamps timeAdded
+        }
+        device.taints.push_back(std::move(parsed));
+      }
     } else if (!IsEmptyContainer(member.value)) {
-      foreign = true;  // capacity, taints, counters, per-device node selection…
+      foreign = true;  // capacity, counters, per-device node selection…
     }
   }
 }
@@ -213,7 +230,8 @@ std::vector<ResourceSlice> BuildSlices(const SliceParams& params,
   std::vector<std::vector<SliceDevice>> chunks;
   bool chunk_has_list = false;  // the last chunk has a device with a list attribute
   for (const auto* device : valid) {
-    const bool has_list = HasListAttribute(*device);
+    // The API's 64-device cap covers a device with taints as one with a list attribute.
+    const bool has_list = HasListAttribute(*device) || !device->taints.empty();
     const std::size_t limit =
         chunk_has_list || has_list ? kMaxDevicesPerSliceWithListAttributes : kMaxDevicesPerSlice;
     if (chunks.empty() || chunks.back().size() >= limit) {
@@ -221,7 +239,7 @@ std::vector<ResourceSlice> BuildSlices(const SliceParams& params,
       chunk_has_list = false;
     }
     chunk_has_list |= has_list;
-    chunks.back().push_back({device->name, device->attributes});
+    chunks.back().push_back({device->name, device->attributes, device->taints});
   }
 
   std::vector<ResourceSlice> slices;
@@ -322,6 +340,23 @@ void WriteSlice(rapidjson::Writer<rapidjson::StringBuffer>& writer, const Resour
       WriteAttributeValue(writer, value);
     }
     writer.EndObject();
+    if (!device.taints.empty()) {
+      writer.Key("taints");
+      writer.StartArray();
+      for (const auto& taint : device.taints) {
+        writer.StartObject();
+        writer.Key("key");
+        WriteString(writer, taint.key);
+        if (!taint.value.empty()) {
+          writer.Key("value");
+          WriteString(writer, taint.value);
+        }
+        writer.Key("effect");
+        WriteString(writer, taint.effect);
+        writer.EndObject();
+      }
+      writer.EndArray();
+    }
     if (basic) writer.EndObject();
     writer.EndObject();
   }

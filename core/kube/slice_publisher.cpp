@@ -219,7 +219,14 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& inventory, 
     warned_lists_dropped_ = true;
     scalar_only = WithScalarAttributes(inventory);
   }
-  const auto& devices = scalar_only.empty() ? inventory : scalar_only;
+  const std::vector<inventory::Device>* chosen = scalar_only.empty() ? &inventory : &scalar_only;
+  std::vector<inventory::Device> untainted;
+  if (taints_dropped_ && std::any_of(chosen->begin(), chosen->end(), [](const auto& d) { return !d.taints.empty(); })) {
+    untainted = *chosen;
+    for (auto& d : untainted) d.taints.clear();
+    chosen = &untainted;
+  }
+  const auto& devices = *chosen;
 
   std::vector<ResourceSlice> stored;
   if (list.HasMember("items") && list["items"].IsArray()) {
@@ -294,7 +301,7 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& inventory, 
     std::string path = collection + "/" + slice.name;
     if (it == stored_by_name.end()) {
       try {
-        client_.Create(collection, SliceToJson(slice, version), stop);
+        NoteDroppedTaints(slice, client_.Create(collection, SliceToJson(slice, version), stop));
       } catch (const ApiError& error) {
         // The name may be held by a slice that is not ours (another driver
         // or node): then ours goes under another name from the next pass on,
@@ -313,7 +320,7 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& inventory, 
     } else if (!SemanticallyEqual(slice, *it->second)) {
       ResourceSlice update = slice;
       update.resource_version = it->second->resource_version;
-      client_.Update(path, SliceToJson(update, version), stop);
+      NoteDroppedTaints(slice, client_.Update(path, SliceToJson(update, version), stop));
       ++updates;
       log_.Info("ResourceSlice updated", {{"slice", slice.name}, {"devices", slice.devices.size()},
                                           {"generation", slice.pool_generation}});
@@ -334,6 +341,30 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& inventory, 
   if (creates + updates + deletes == 0) ++stats_.unchanged_passes;
   stats_.pool_generation = params.generation;
   stats_.slices = desired_.size();
+  stats_.taints_dropped = taints_dropped_;
+}
+
+void SlicePublisher::NoteDroppedTaints(const ResourceSlice& sent, const rapidjson::Value& returned) {
+  if (taints_dropped_ || !returned.IsObject()) return;
+  std::map<std::string, std::size_t> kept;
+  try {
+    for (const auto& device : ParseSlice(returned).devices) kept[device.name] = device.taints.size();
+  } catch (const std::invalid_argument&) {
+    return;
+  }
+  for (const auto& device : sent.devices) {
+    if (device.taints.empty() || kept[device.name] > 0) continue;
+    taints_dropped_ = true;
+    log_.Warning("the API server drops device taints (Kubernetes before 1.36, or its DRADeviceTaints gate off): "
+                 "unhealthy devices are published without them; the kubelet still hears of their health",
+                 {{"slice", sent.name}, {"device", device.name}});
+    std::lock_guard lock(mu_);
+    // The watch's events of this write are ours, not someone else's change.
+    for (auto& [name, slice] : desired_)
+      for (auto& d : slice.devices) d.taints.clear();
+    SchedulePass();  // the pool again without them, so that it compares equal
+    return;
+  }
 }
 
 void SlicePublisher::WatchLoop(std::stop_token stop) {

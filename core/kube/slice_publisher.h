@@ -20,6 +20,11 @@
 // a pass follows at once. A version without list values
 // gets list attributes cut to their first value, with one warning.
 //
+// Device taints (inventory::Device::taints) are published as given. An API server that does
+// not keep them (before Kubernetes 1.36, or DRADeviceTaints off: the field is dropped on
+// write) is found out from the object a create or update returns: one warning, and from then
+// on taints are left out, so that the slices compare equal and are not written again.
+//
 // The Node's UID (for the ownerReference that lets the garbage collector delete our slices
 // with the Node) is read once from GET /api/v1/nodes/<node>; while the Node cannot be read
 // the slices are published without an owner and fixed up later.
@@ -77,6 +82,7 @@ struct SlicePublisherStats {
   uint64_t repairs_scheduled = 0;  // passes asked for by the watch
   int64_t pool_generation = 0;  // generation of the last completed pass
   std::size_t slices = 0;       // slices after the last completed pass
+  bool taints_dropped = false;  // the API server dropped the taints it was sent (they are left out since)
   uint64_t writes() const { return creates + updates + deletes; }
 };
 
@@ -100,6 +106,8 @@ class SlicePublisher {
   void WatchLoop(std::stop_token stop);
   // One reconcile pass; throws ApiError on failure.
   void Reconcile(const std::vector<inventory::Device>& devices, std::stop_token stop);
+  // After a create or update: whether the API server kept the taints `sent` carries.
+  void NoteDroppedTaints(const ResourceSlice& sent, const rapidjson::Value& returned);
   // Whether the slice called `name` belongs to another driver or node.
   bool HeldByAnother(const std::string& name, std::stop_token stop);
   void ResolveNodeUid(std::stop_token stop);
@@ -129,6 +137,7 @@ class SlicePublisher {
   std::map<std::string, std::string> renamed_;
   int renames_ = 0;
   bool warned_lists_dropped_ = false;  // publisher thread only
+  bool taints_dropped_ = false;        // publisher thread only (copied into stats_)
   SlicePublisherStats stats_;
   std::condition_variable_any synced_;
   std::mt19937 random_;

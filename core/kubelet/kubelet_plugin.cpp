@@ -17,6 +17,8 @@
 #include "base/unique_fd.h"
 #include "base/utf8.h"
 #include "dra_v1.grpc.pb.h"
+#include "dra_health_v1.grpc.pb.h"
+#include "dra_health_v1alpha1.grpc.pb.h"
 #include "dra_v1beta1.grpc.pb.h"
 #include "inventory/inventory.h"
 #include "pluginregistration.grpc.pb.h"
@@ -95,6 +97,69 @@ using DraV1beta1 = DraGrpcService<v1beta1::DRAPlugin::Service, v1beta1::NodePrep
                                   v1beta1::NodeUnprepareResourcesRequest,
                                   v1beta1::NodeUnprepareResourcesResponse>;
 
+// The kubelet's health stream (dra-health v1 and v1alpha1: the same
+// messages). The full device list goes out at once, again whenever the
+// reporter has a newer report, and at least every kHealthResendPeriod, so
+// that the kubelet never reaches the timeout we send with each entry. The
+// stream ends when the kubelet cancels it or the plugin stops.
+template <typename Service, typename Request, typename Response, typename DeviceHealth>
+class HealthGrpcService final : public Service {
+ public:
+  HealthGrpcService(const health::HealthReporter& reporter, const std::string& pool, const std::atomic<bool>& stopping,
+                    Logger& log, std::string version)
+      : reporter_(reporter), pool_(pool), stopping_(stopping), log_(log), version_(std::move(version)) {}
+
+  grpc::Status NodeWatchResources(grpc::ServerContext* context, const Request*,
+                                  grpc::ServerWriter<Response>* writer) override {
+    log_.Info("kubelet opened the device health stream", {{"version", version_}});
+    using Clock = std::chrono::steady_clock;
+    uint64_t sent = 0;
+    auto open = [&] { return !stopping_.load() && !context->IsCancelled(); };
+    while (open()) {
+      const auto report = reporter_.Current();
+      if (report.generation > 0) {
+        if (!writer->Write(Build(report))) break;  // the kubelet went away
+        sent = report.generation;
+      }
+      // Until something changed or the resend is due; awake every second
+      // to see a cancelled stream or a stopping plugin.
+      const auto resend_at = Clock::now() + (report.generation > 0 ? kHealthResendPeriod : std::chrono::seconds(1));
+      while (open() && Clock::now() < resend_at) {
+        if (reporter_.WaitNewer(sent, std::min(resend_at, Clock::now() + std::chrono::seconds(1)))) break;
+      }
+    }
+    log_.Info("device health stream ended", {{"version", version_}});
+    return grpc::Status::OK;
+  }
+
+ private:
+  Response Build(const health::HealthReport& report) const {
+    Response response;
+    for (const auto& d : report.devices) {
+      DeviceHealth* entry = response.add_devices();
+      entry->mutable_device()->set_pool_name(pool_);
+      entry->mutable_device()->set_device_name(d.device);
+      entry->set_health(static_cast<decltype(entry->health())>(d.verdict.health));
+      entry->set_last_updated_time(std::chrono::duration_cast<std::chrono::seconds>(
+          d.checked.time_since_epoch()).count());
+      entry->set_health_check_timeout_seconds(kHealthCheckTimeoutSeconds);
+      entry->set_message(d.verdict.message);
+    }
+    return response;
+  }
+
+  const health::HealthReporter& reporter_;
+  const std::string& pool_;
+  const std::atomic<bool>& stopping_;
+  Logger& log_;
+  std::string version_;
+};
+
+using HealthV1 = HealthGrpcService<::v1::DRAResourceHealth::Service, ::v1::NodeWatchResourcesRequest,
+                                   ::v1::NodeWatchResourcesResponse, ::v1::DeviceHealth>;
+using HealthV1alpha1 = HealthGrpcService<::v1alpha1::DRAResourceHealth::Service, ::v1alpha1::NodeWatchResourcesRequest,
+                                         ::v1alpha1::NodeWatchResourcesResponse, ::v1alpha1::DeviceHealth>;
+
 ino_t SocketInode(const std::filesystem::path& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return 0;
@@ -113,6 +178,8 @@ class KubeletPlugin::Servers {
       info->set_name(owner_.options_.driver_name);
       info->set_endpoint(owner_.dra_path_.string());
       for (const char* version : kSupportedVersions) info->add_supported_versions(version);
+      if (owner_.health_ != nullptr)
+        for (const char* version : kHealthServices) info->add_supported_versions(version);
       owner_.log_.Verbose(2, "kubelet asked for plugin info", {{"socket", owner_.reg_path_.string()}});
       return grpc::Status::OK;
     }
@@ -137,16 +204,22 @@ class KubeletPlugin::Servers {
     Servers& owner_;
   };
 
-  Servers(const KubeletPluginOptions& options, DraService& service, Logger& log,
-          std::function<void()> status_listener)
+  Servers(const KubeletPluginOptions& options, DraService& service, const health::HealthReporter* health,
+          Logger& log, std::function<void()> status_listener)
       : options_(options),
+        health_(health),
         log_(log),
         status_listener_(std::move(status_listener)),
         reg_path_(options.kubelet_root_dir / "plugins_registry" / (options.driver_name + "-reg.sock")),
         dra_path_(options.kubelet_root_dir / "plugins" / options.driver_name / "dra.sock"),
         v1_(service, "v1"),
         v1beta1_(service, "v1beta1"),
-        registration_(*this) {}
+        registration_(*this) {
+    if (health_ != nullptr) {
+      health_v1_ = std::make_unique<HealthV1>(*health_, options_.node_name, stopping_, log_, "v1");
+      health_v1alpha1_ = std::make_unique<HealthV1alpha1>(*health_, options_.node_name, stopping_, log_, "v1alpha1");
+    }
+  }
 
   ~Servers() { Stop(); }
 
@@ -160,6 +233,7 @@ class KubeletPlugin::Servers {
   }
 
   void Stop() {
+    stopping_ = true;  // health streams end within a second
     if (watcher_.joinable()) {
       const uint64_t one = 1;
       [[maybe_unused]] ssize_t written = ::write(stop_fd_.get(), &one, sizeof(one));
@@ -219,6 +293,10 @@ class KubeletPlugin::Servers {
     } else {
       builder.RegisterService(&v1_);
       builder.RegisterService(&v1beta1_);
+      if (health_v1_) {
+        builder.RegisterService(health_v1_.get());
+        builder.RegisterService(health_v1alpha1_.get());
+      }
     }
     endpoint.server = builder.BuildAndStart();
     if (!endpoint.server || port == 0) {
@@ -229,7 +307,9 @@ class KubeletPlugin::Servers {
     endpoint.inode = SocketInode(path);
     log_.Info("serving kubelet socket", {{"socket", path.string()},
                                          {"services", endpoint.registration ? "pluginregistration.Registration"
-                                                                            : "dra.v1.DRAPlugin,dra.v1beta1.DRAPlugin"}});
+                                                      : health_v1_ ? "dra.v1.DRAPlugin,dra.v1beta1.DRAPlugin,"
+                                                                     "v1.DRAResourceHealth,v1alpha1.DRAResourceHealth"
+                                                                   : "dra.v1.DRAPlugin,dra.v1beta1.DRAPlugin"}});
   }
 
   void Shutdown(Endpoint& endpoint) {
@@ -318,11 +398,15 @@ class KubeletPlugin::Servers {
   }
 
   const KubeletPluginOptions& options_;
+  const health::HealthReporter* health_;
   Logger& log_;
   std::function<void()> status_listener_;
   std::filesystem::path reg_path_, dra_path_;
+  std::atomic<bool> stopping_{false};
   DraV1 v1_;
   DraV1beta1 v1beta1_;
+  std::unique_ptr<HealthV1> health_v1_;
+  std::unique_ptr<HealthV1alpha1> health_v1alpha1_;
   Registration registration_;
   Endpoint dra_{false, nullptr, 0};
   Endpoint reg_{true, nullptr, 0};
@@ -352,6 +436,7 @@ void KubeletPlugin::SetEventSink(ClaimEventSink events) { events_ = std::move(ev
 void KubeletPlugin::SetStatusListener(std::function<void()> listener) { status_listener_ = std::move(listener); }
 void KubeletPlugin::SetOperationObserver(OperationObserver observer) { observer_ = std::move(observer); }
 void KubeletPlugin::SetHostNetworkReader(HostNetworkReader reader) { host_network_ = std::move(reader); }
+void KubeletPlugin::SetHealthReporter(const health::HealthReporter* health) { health_ = health; }
 void KubeletPlugin::SetProfileProvider(std::shared_ptr<ProfileProvider> profiles) { profiles_ = std::move(profiles); }
 
 void KubeletPlugin::Start() {
@@ -388,7 +473,7 @@ void KubeletPlugin::Start() {
   deps.observer = observer_;
   deps.netdevs = netdev_applier_;
   if (!service_) service_ = std::make_unique<DraService>(service_options, std::move(deps), log_);
-  auto servers = std::make_unique<Servers>(options_, *service_, log_, status_listener_);
+  auto servers = std::make_unique<Servers>(options_, *service_, health_, log_, status_listener_);
   servers->Start();
   servers_ = std::move(servers);
 }

@@ -10,7 +10,9 @@
 //       NotifyRegistrationStatus is logged and drives registered().
 //   plugins/<driver>/dra.sock           k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin
 //                                       and ...dra.v1beta1.DRAPlugin, both
-//       answered by one DraService (dra_service.h).
+//       answered by one DraService (dra_service.h); with a health reporter
+//       also v1.DRAResourceHealth and v1alpha1.DRAResourceHealth (the
+//       kubelet's device health stream), advertised in supported_versions.
 // Stale socket files are removed before listening. A watcher thread checks
 // both socket files whenever their directories change (inotify) and at least
 // every socket_check_interval; when one was removed or replaced (kubelet
@@ -35,6 +37,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "health/health_monitor.h"
 #include "inject/pod_netns_applier.h"
 #include "inventory/inventory.h"
 #include "kubelet/dra_service.h"
@@ -45,6 +48,14 @@ namespace dranet::kubelet {
 
 // The supported_versions we advertise, v1 first (kubelet takes the first it knows).
 inline constexpr const char* kSupportedVersions[] = {"v1.DRAPlugin", "v1beta1.DRAPlugin"};
+// Advertised beside them when a health reporter is set: a 1.37 kubelet
+// opens the health stream only for a plugin that lists one (v1 preferred);
+// earlier kubelets (ResourceHealthStatus on) open v1alpha1 regardless.
+inline constexpr const char* kHealthServices[] = {"v1.DRAResourceHealth", "v1alpha1.DRAResourceHealth"};
+// What each health entry tells the kubelet: trust it this long (seconds)...
+inline constexpr int64_t kHealthCheckTimeoutSeconds = 60;
+// ...and it is sent again at least this often, changed or not.
+inline constexpr std::chrono::seconds kHealthResendPeriod{30};
 
 struct KubeletPluginOptions {
   std::string driver_name = "dra.net";
@@ -85,6 +96,9 @@ class KubeletPlugin {
   // Default: one netlink dump of the host (or the snapshot's recorded facts
   // under --host-root), per claim with netdevs.
   void SetHostNetworkReader(HostNetworkReader reader);
+  // Serves the kubelet's device health stream from `health` (must outlive
+  // the plugin); without one the service is neither served nor advertised.
+  void SetHealthReporter(const health::HealthReporter* health);
   // Resolves claim configs that name a profile (--profile-provider); none by
   // default, and such claims are refused.
   void SetProfileProvider(std::shared_ptr<ProfileProvider> profiles);
@@ -126,6 +140,7 @@ class KubeletPlugin {
   inject::PodNetnsApplier* netdev_applier_ = nullptr;
   HostNetworkReader host_network_;
   std::shared_ptr<ProfileProvider> profiles_;
+  const health::HealthReporter* health_ = nullptr;
   std::unique_ptr<DraService> service_;
   std::unique_ptr<Servers> servers_;
 };

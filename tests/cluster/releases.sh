@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The node types' workflow (cluster_seeds_*) and the scheduler oracle
-# (cluster_oracle) on Kubernetes releases other than the pinned one, at least
-# once for every change to what decides an allocation or what a slice says:
-# core/simulate, core/cel, core/inventory.
+# The node types' workflow (cluster_seeds_*), the scheduler oracle
+# (cluster_oracle) and device health (cluster_health: ignored cleanly where
+# the release has no health stream or taints) on Kubernetes releases other
+# than the pinned one, at least once for every change to what decides an
+# allocation, what a slice says or how health is told: core/simulate,
+# core/cel, core/inventory, core/health.
 #
 #   tests/cluster/releases.sh BUILD_DIR run [VERSION...]   (default: v1.34.4)
 #       runs those suites on each VERSION (DRANET_K8S_VERSION; built and cached
@@ -25,16 +27,16 @@ mode=$2
 shift 2
 
 digest() {
-  (cd "$source_dir" && find core/simulate core/cel core/inventory -type f -print0 | sort -z | xargs -0 sha256sum) \
+  (cd "$source_dir" && find core/simulate core/cel core/inventory core/health -type f -print0 | sort -z | xargs -0 sha256sum) \
     | sha256sum | cut -d' ' -f1
 }
 
 run_releases() {
   local version status
   for version in "$@"; do
-    log "the seeds' workflow and the oracle on Kubernetes $version"
+    log "the seeds' workflow, the oracle and device health on Kubernetes $version"
     status=0
-    DRANET_K8S_VERSION=$version ctest --test-dir "$build" -R '^cluster_(build|seeds_.*|oracle)$' \
+    DRANET_K8S_VERSION=$version ctest --test-dir "$build" -R '^cluster_(build|seeds_.*|oracle|health)$' \
       --output-on-failure 2>&1 | tee "$build/releases-$version.log" >&2 || status=$?
     ((status == 0)) || { log "FAIL on $version"; exit 1; }
     # A suite that skipped (no Go, no module proxy) proves nothing: no stamp.
@@ -44,8 +46,8 @@ run_releases() {
     fi
   done
   {
-    echo "# tests/cluster/releases.sh: cluster_seeds_* and cluster_oracle passed on these releases"
-    echo "# with core/simulate, core/cel and core/inventory as this digest names them."
+    echo "# tests/cluster/releases.sh: cluster_seeds_*, cluster_oracle and cluster_health passed on these"
+    echo "# releases with core/simulate, core/cel, core/inventory and core/health as this digest names them."
     echo "digest $(digest)"
     echo "releases $*"
     echo "date $(date -u +%F)"

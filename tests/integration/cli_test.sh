@@ -163,6 +163,18 @@ for c in "${cases[@]}"; do
   done
 done
 
+# inspect shows each device's health as dranetd judges it: a port DOWN in a copy of the
+# snapshot makes its device Unhealthy and says why; the others stay Healthy.
+cp -a "$node" "$tmp/health-node"
+out=$("$ctl" inspect --host-root "$tmp/health-node") || fail "inspect (health)"
+grep -q '^DEVICE .* HEALTH$' <<<"$out" || fail "inspect: no HEALTH column: $out"
+[[ $(grep -c '  health: Healthy$' <<<"$out") -ge 1 ]] || fail "inspect: no healthy device: $out"
+! grep -q 'Unhealthy' <<<"$out" || fail "inspect: an unhealthy device in the snapshot as recorded: $out"
+echo "1: DOWN" >"$tmp/health-node/sys/class/infiniband/mlx5_0/ports/1/state"
+out=$("$ctl" inspect --host-root "$tmp/health-node") || fail "inspect (port down)"
+grep -q '  health: Unhealthy (mlx5_0 port 1 is DOWN)$' <<<"$out" || fail "inspect: mlx5_0's port DOWN not shown: $out"
+[[ $(grep -c 'Unhealthy' <<<"$out") -eq 2 ]] || fail "inspect: want mlx5_0 alone Unhealthy (row and detail): $out"
+
 # --feature-gates as dranetd takes it: DRAListTypeAttributes=true shows numaNode in list form.
 out=$("$ctl" inspect --host-root "$node" -o json) || fail "inspect -o json"
 grep -qF '"resource.kubernetes.io/numaNode":{"int":1}' <<<"$out" || fail "inspect: numaNode not an int: $out"

@@ -327,6 +327,10 @@ class FakeApiServer::Impl {
     std::lock_guard lock(mu_);
     validators_[resource] = std::move(validator);
   }
+  void DropDeviceTaints(bool drop) {
+    std::lock_guard lock(mu_);
+    drop_device_taints_ = drop;
+  }
 
   std::size_t AcceptedConnections() const { return accepted_.load(); }
 
@@ -717,6 +721,30 @@ class FakeApiServer::Impl {
     return out;
   }
 
+  // Device taints as a server stores them: stamped with timeAdded (1.36+), or dropped on a
+  // server without the DRADeviceTaints feature (before 1.36), as it drops disabled fields.
+  void TreatTaintsLocked(const Target& target, rapidjson::Document& object) {
+    if (target.resource != "resourceslices") return;
+    auto* devices = object.HasMember("spec") && object["spec"].IsObject() && object["spec"].HasMember("devices")
+                        ? &object["spec"]["devices"]
+                        : nullptr;
+    if (devices == nullptr || !devices->IsArray()) return;
+    for (auto& device : devices->GetArray()) {
+      if (!device.IsObject()) continue;
+      rapidjson::Value* holder = device.HasMember("basic") && device["basic"].IsObject() ? &device["basic"] : &device;
+      if (!holder->HasMember("taints")) continue;
+      if (drop_device_taints_) {
+        holder->RemoveMember("taints");
+        continue;
+      }
+      if (!(*holder)["taints"].IsArray()) continue;
+      for (auto& taint : (*holder)["taints"].GetArray())
+        if (taint.IsObject() && !taint.HasMember("timeAdded"))
+          taint.AddMember("timeAdded", rapidjson::Value("2026-01-01T00:00:00Z", object.GetAllocator()),
+                          object.GetAllocator());
+    }
+  }
+
   Answer CreateLocked(const Target& target, const std::string& body) {
     rapidjson::Document object;
     object.Parse(body.c_str());
@@ -740,6 +768,7 @@ class FakeApiServer::Impl {
     std::string key = target.namespace_name + "/" + name;
     if (bucket.count(key))
       return Failure(409, "AlreadyExists", target.resource + " \"" + name + "\" already exists");
+    TreatTaintsLocked(target, object);
     Stamp(object, target, "");
     std::string stored = ToJson(object);
     bucket[key] = stored;
@@ -768,6 +797,7 @@ class FakeApiServer::Impl {
                          "\": the object has been modified; please apply your changes to the "
                          "latest version and try again");
     if (auto problem = ValidateLocked(target, body)) return Failure(422, "Invalid", *problem);
+    TreatTaintsLocked(target, object);
     Stamp(object, target, StringAt(current, "metadata.uid"));
     std::string stored = ToJson(object);
     it->second = stored;
@@ -986,6 +1016,7 @@ class FakeApiServer::Impl {
   std::vector<FakeFault> faults_;
   std::vector<RecordedRequest> requests_;
   std::map<std::string, FakeValidator> validators_;
+  bool drop_device_taints_ = false;
   std::vector<std::string> resource_versions_{"v1"};  // resource.k8s.io versions served
   std::chrono::milliseconds bookmark_interval_{5000};
   // store key → "namespace/name" → object JSON
@@ -1017,6 +1048,7 @@ void FakeApiServer::ServeResourceVersions(std::vector<std::string> versions) {
 void FakeApiServer::SetValidator(const std::string& resource, FakeValidator validator) {
   impl_->SetValidator(resource, std::move(validator));
 }
+void FakeApiServer::DropDeviceTaints(bool drop) { impl_->DropDeviceTaints(drop); }
 std::vector<RecordedRequest> FakeApiServer::Requests() const { return impl_->Requests(); }
 std::size_t FakeApiServer::CountRequests(const std::string& method,
                                          const std::string& path_contains) const {

@@ -88,6 +88,10 @@ class FakeApiServer {
   void ServeResourceVersions(std::vector<std::string> versions);
   // Validates bodies of creates/updates of `resource` (e.g. "resourceslices").
   void SetValidator(const std::string& resource, FakeValidator validator);
+  // A ResourceSlice device's taints are stored with timeAdded stamped (Kubernetes 1.36+);
+  // with DropDeviceTaints(true) they are dropped from every write instead, as a server
+  // without the DRADeviceTaints feature drops the field.
+  void DropDeviceTaints(bool drop);
 
   std::vector<RecordedRequest> Requests() const;
   // Requests whose method matches (empty: any) and whose target contains `path_contains`.

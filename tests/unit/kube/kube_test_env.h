@@ -71,6 +71,8 @@ class ApiTestEnv {
 
   fakes::FakeApiServer& server() { return server_; }
   Logger& log() { return log_; }
+  // What was logged; read it once the writers are gone.
+  std::string log_text() const { return log_text_.str(); }
 
  private:
   fakes::FakeApiServer server_;

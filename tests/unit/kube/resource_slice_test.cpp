@@ -99,9 +99,10 @@ TEST_F(ResourceSliceTest, SplitsThreeHundredDevicesIntoThreeSortedSlices) {
 }
 
 // The API caps a slice at 64 devices only when a device has taints, consumes counters or has a
-// list attribute. Ours never have taints or counters, so without list attributes a slice is
-// filled to 128; if a device ever carried either, this test's key check fails and the 64-device
-// rule has to cover them too (SlicesWithListAttributesHoldAtMost64Devices).
+// list attribute. Ours never consume counters, so a slice without taints or list attributes is
+// filled to 128; if a device ever carried another such field, this test's key check fails and
+// the 64-device rule has to cover it too (SlicesWithListAttributesHoldAtMost64Devices,
+// ...WithTaints...).
 TEST_F(ResourceSliceTest, SlicesFillTo128BecauseNoDeviceHasTaintsOrCounters) {
   auto exactly = BuildSlices(NodeParams(), ManyDevices(128), log_);
   ASSERT_EQ(exactly.size(), 1u);
@@ -122,10 +123,22 @@ TEST_F(ResourceSliceTest, SlicesFillTo128BecauseNoDeviceHasTaintsOrCounters) {
   }
 }
 
-TEST_F(ResourceSliceTest, StoredTaintsOrCountersMakeTheSliceForeign) {
+TEST_F(ResourceSliceTest, StoredTaintsWeDidNotSetOrCountersMakeTheSliceDiffer) {
   auto desired = BuildSlices(NodeParams(), {MakeDevice("pci-0101-00-00-0")}, log_)[0];
+  {
+    // Another writer's taint is read, and differs from none.
+    rapidjson::Document json;
+    json.Parse(SliceToJson(desired).c_str());
+    rapidjson::Document value(&json.GetAllocator());
+    value.Parse(R"([{"key":"k","effect":"NoSchedule"}])");
+    json["spec"]["devices"][0].AddMember("taints", rapidjson::Value(value, json.GetAllocator()), json.GetAllocator());
+    auto stored = ParseSlice(json);
+    EXPECT_FALSE(stored.has_foreign_content);
+    EXPECT_EQ(stored.devices[0].taints, (std::vector<inventory::DeviceTaint>{{"k", "", "NoSchedule"}}));
+    EXPECT_FALSE(SemanticallyEqual(desired, stored));
+  }
   const std::pair<const char*, const char*> fields[] = {
-      {"taints", R"([{"key":"k","effect":"NoSchedule"}])"},
+      {"taints", R"([{"key":"k","effect":"NoSchedule","colour":"red"}])"},
       {"consumesCounters", R"([{"counterSet":"c","counters":{"memory":{"value":"1Gi"}}}])"}};
   for (const auto& [key, text] : fields) {
     rapidjson::Document json;
@@ -421,6 +434,41 @@ TEST_F(ResourceSliceTest, SlicesWithListAttributesHoldAtMost64Devices) {
   devices = ManyDevices(200);
   devices.back() = WithNumaList(devices.back());  // the first in name order
   EXPECT_THAT(sizes(devices), ::testing::ElementsAre(64, 128, 8));
+}
+
+TEST_F(ResourceSliceTest, SlicesWithTaintsHoldAtMost64Devices) {
+  auto devices = ManyDevices(200);
+  devices.back().taints.push_back({"dra.net/unhealthy", "NoCarrier", "NoSchedule"});  // the first in name order
+  std::vector<std::size_t> sizes;
+  for (const auto& slice : BuildSlices(NodeParams(), devices, log_)) sizes.push_back(slice.devices.size());
+  EXPECT_THAT(sizes, ::testing::ElementsAre(64, 128, 8));
+}
+
+TEST_F(ResourceSliceTest, TaintsAreWrittenInEachVersionAndReadBackWhateverTheServersTimeAdded) {
+  auto device = MakeDevice("pci-0101-00-00-0");
+  device.taints.push_back({"dra.net/unhealthy", "RdmaPortDown", "NoSchedule"});
+  auto desired = BuildSlices(NodeParams(), {device}, log_)[0];
+  for (ResourceApiVersion version : kSpokenResourceApiVersions) {
+    SCOPED_TRACE(GroupVersion(version));
+    rapidjson::Document json;
+    json.Parse(SliceToJson(desired, version).c_str());
+    auto& fields = version == ResourceApiVersion::kV1beta1 ? json["spec"]["devices"][0]["basic"]
+                                                           : json["spec"]["devices"][0];
+    ASSERT_TRUE(fields.HasMember("taints"));
+    ASSERT_EQ(fields["taints"].Size(), 1u);
+    EXPECT_STREQ(fields["taints"][0]["key"].GetString(), "dra.net/unhealthy");
+    EXPECT_STREQ(fields["taints"][0]["value"].GetString(), "RdmaPortDown");
+    EXPECT_STREQ(fields["taints"][0]["effect"].GetString(), "NoSchedule");
+    fields["taints"][0].AddMember("timeAdded", "2026-11-29T09:00:00Z", json.GetAllocator());
+    auto stored = ParseSlice(json);
+    EXPECT_FALSE(stored.has_foreign_content);
+    EXPECT_TRUE(SemanticallyEqual(desired, stored));
+  }
+  testing::OpenApiSchema schema(DRANET_OPENAPI_PATH);
+  ASSERT_TRUE(schema.loaded()) << DRANET_OPENAPI_PATH;
+  rapidjson::Document json;
+  json.Parse(SliceToJson(desired).c_str());
+  EXPECT_THAT(schema.Validate(json, "io.k8s.api.resource.v1.ResourceSlice"), IsEmpty());
 }
 
 TEST_F(ResourceSliceTest, ParseRejectsNonObjects) {
