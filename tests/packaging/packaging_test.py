@@ -31,6 +31,7 @@ FLAG_OF_VALUE = {
     "kubeletPlugin": "--kubelet-plugin", "kubeletRootDir": "--kubelet-root-dir", "stateDir": "--state-dir",
     "nriSocket": "--nri-socket", "nri": "--nri", "cdiDir": "--cdi-dir", "cdi": "--cdi",
     "rdmaExclusive": "--rdma-exclusive", "copyHostRoutes": "--copy-host-routes",
+    "deviceHealth": "--device-health", "deviceTaints": "--device-taints",
     "profileProvider": "--profile-provider", "webhookUrl": "--webhook-url",
     "cloudProviderHint": "--cloud-provider-hint", "featureGates": "--feature-gates", "pluginDir": "--plugin-dir",
     "pluginAllow": "--plugin-allow", "pluginDeny": "--plugin-deny", "pluginConfig": "--plugin-config",
@@ -229,6 +230,9 @@ def check_device_classes(name, docs, values):
     check(classes.get("dranet") == driver_sel, "%s: DeviceClass dranet selects %s" % (name, driver_sel))
     check(classes.get("dranet-rdma", "").startswith(driver_sel + " && ") and "rdma == true" in classes.get("dranet-rdma", ""),
           "%s: DeviceClass dranet-rdma selects RDMA devices of the driver" % name)
+    extended = {d["metadata"]["name"]: d["spec"].get("extendedResourceName") for d in objects_in(docs, "DeviceClass")}
+    check(extended == {"dranet": None, "dranet.net": None, "dranet-rdma": "dra.net/rdma"},
+          "%s: DeviceClass dranet-rdma alone offers the extended resource dra.net/rdma (got %s)" % (name, extended))
 
 
 def template_value_refs(templates_dir):
@@ -363,6 +367,14 @@ def main():
         return render.daemonset_of(docs)["spec"]["template"]["spec"]["containers"][0]["args"]
 
     if helm:
+        # The betas of a 1.32/1.33 control plane have no extendedResourceName: left out there,
+        # and where the value is "".
+        for extra in (["--set", "deviceClasses.apiVersion=resource.k8s.io/v1beta1"],
+                      ["--set", "deviceClasses.apiVersion=resource.k8s.io/v1beta2"],
+                      ["--set", "deviceClasses.rdmaExtendedResourceName="]):
+            classes = objects_in(render.objects(render.template(extra=extra)), "DeviceClass")
+            check(len(classes) == 3 and all("extendedResourceName" not in d["spec"] for d in classes),
+                  "with %s no DeviceClass has extendedResourceName" % extra[1])
         every_set = dranetd_args(render.objects(render.template(extra=EVERY_OPTIONAL_SET)))
         passed = {arg.split("=", 1)[0] for arg in every_set if arg.startswith("--")}
         for key, flag in FLAG_OF_VALUE.items():

@@ -45,6 +45,8 @@ app.kubernetes.io/version: {{ .Values.image.tag | quote }}
 - --cdi={{ $f.cdi }}
 - --rdma-exclusive={{ $f.rdmaExclusive }}
 - --copy-host-routes={{ $f.copyHostRoutes }}
+- --device-health={{ $f.deviceHealth }}
+- --device-taints={{ $f.deviceTaints }}
 - --profile-provider={{ $f.profileProvider }}
 {{- if $f.webhookUrl }}
 - {{ printf "--webhook-url=%s" $f.webhookUrl | quote }}
