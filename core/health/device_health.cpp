@@ -120,7 +120,8 @@ Verdict Assess(const inventory::Device& device, const DeviceFacts& facts) {
   if (!device.if_name.empty()) {
     if (!facts.link) {
       problem("NetdevGone", "netdev " + device.if_name + " is gone");
-    } else if (facts.link->admin_up && NoCarrier(facts.link->operstate)) {
+    } else if ((!device.pci_address.empty() || facts.link->in_pod) && facts.link->admin_up &&
+               NoCarrier(facts.link->operstate)) {
       problem("NoCarrier",
               "netdev " + device.if_name + " " + facts.link->where + " has no carrier (operstate " + facts.link->operstate + ")");
     }
@@ -152,7 +153,7 @@ DeviceFacts ReadDeviceFacts(const std::string& host_root, const inventory::Devic
 }
 
 LinkState LinkStateOf(const inventory::LinkFacts& link, std::string where) {
-  return {(link.flags & IFF_UP) != 0, link.operstate, std::move(where)};
+  return {(link.flags & IFF_UP) != 0, link.operstate, std::move(where), false};
 }
 
 Verdict AssessOnHost(const std::string& host_root, const inventory::Device& device,

@@ -18,7 +18,11 @@
 //     since its state only follows that netdev's;
 //   - its netdev is gone (on the host; a netdev in a pod is looked for
 //     there), or is administratively up with operstate down, lowerlayerdown,
-//     dormant or notpresent (no carrier; "unknown" is not judged).
+//     dormant or notpresent (no carrier; "unknown" is not judged) — judged
+//     for a netdev of a PCI function, and for any netdev a pod holds. A
+//     virtual netdev on the host (a bridge without ports, a bond without
+//     links, a veth whose peer is down) has no carrier by its topology, not
+//     by a fault, and is not judged by it.
 // An administratively down netdev is not judged by its link: an unused NIC
 // on the host is often down, and a pod brings its own up after the move.
 #include <optional>
@@ -54,6 +58,7 @@ struct LinkState {
   // from sysfs, never carry it.
   std::string operstate;
   std::string where;      // "on the host", "in pod default/a as net1"
+  bool in_pod = false;    // read in the pod namespace that holds it
 };
 
 struct DeviceFacts {

@@ -299,9 +299,11 @@ void HealthMonitor::Check() {
       if (w->id == id) watch = w.get();
     const auto links = watch ? pod_links.find(watch) : pod_links.end();
     if (links != pod_links.end()) {
-      if (const auto* link = FindInPod(links->second, s.held->pod_ifindex, s.held->pod_if_name))
+      if (const auto* link = FindInPod(links->second, s.held->pod_ifindex, s.held->pod_if_name)) {
         facts.link = LinkStateOf(*link, "in pod " + s.held->pod.namespace_name + "/" + s.held->pod.name + " as " +
                                             link->name);
+        facts.link->in_pod = true;
+      }
     }
     reports.push_back({name, Assess(s.device, facts), now, now});
   }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The node types' workflow (cluster_seeds_*), the scheduler oracle
-# (cluster_oracle) and device health (cluster_health: ignored cleanly where
-# the release has no health stream or taints) on Kubernetes releases other
-# than the pinned one, at least once for every change to what decides an
-# allocation, what a slice says or how health is told: core/simulate,
-# core/cel, core/inventory, core/health.
+# (cluster_oracle), device health (cluster_health) and extended resources
+# (cluster_extended) on Kubernetes releases other than the pinned one (the
+# last two ignored or refused cleanly where the release has no health
+# stream, taints or DRA extended resources), at least once for every change
+# to what decides an allocation, what a slice says or how health is told:
+# core/simulate, core/cel, core/inventory, core/health.
 #
 #   tests/cluster/releases.sh BUILD_DIR run [VERSION...]   (default: v1.34.4)
 #       runs those suites on each VERSION (DRANET_K8S_VERSION; built and cached
@@ -34,9 +35,9 @@ digest() {
 run_releases() {
   local version status
   for version in "$@"; do
-    log "the seeds' workflow, the oracle and device health on Kubernetes $version"
+    log "the seeds' workflow, the oracle, device health and extended resources on Kubernetes $version"
     status=0
-    DRANET_K8S_VERSION=$version ctest --test-dir "$build" -R '^cluster_(build|seeds_.*|oracle|health)$' \
+    DRANET_K8S_VERSION=$version ctest --test-dir "$build" -R '^cluster_(build|seeds_.*|oracle|health|extended)$' \
       --output-on-failure 2>&1 | tee "$build/releases-$version.log" >&2 || status=$?
     ((status == 0)) || { log "FAIL on $version"; exit 1; }
     # A suite that skipped (no Go, no module proxy) proves nothing: no stamp.
@@ -46,7 +47,7 @@ run_releases() {
     fi
   done
   {
-    echo "# tests/cluster/releases.sh: cluster_seeds_*, cluster_oracle and cluster_health passed on these"
+    echo "# tests/cluster/releases.sh: cluster_seeds_*, cluster_oracle, cluster_health and cluster_extended passed on these"
     echo "# releases with core/simulate, core/cel, core/inventory and core/health as this digest names them."
     echo "digest $(digest)"
     echo "releases $*"

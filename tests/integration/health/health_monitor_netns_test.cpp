@@ -54,6 +54,13 @@ class HealthMonitorNetnsTest : public ::testing::Test {
     node_ns_ = inject::OpenNetns("/var/run/netns/" + node_);
     device_.name = "nic-0";
     device_.if_name = "nic0";
+    // The carrier of a host netdev counts for a PCI function's only: the stand-in
+    // borrows one of this machine's functions.
+    for (const auto& entry : std::filesystem::directory_iterator("/sys/bus/pci/devices")) {
+      device_.pci_address = entry.path().filename().string();
+      break;
+    }
+    ASSERT_FALSE(device_.pci_address.empty()) << "this machine has no PCI function to lend the stand-in";
   }
   void TearDown() override {
     if (monitor_) monitor_->Stop();

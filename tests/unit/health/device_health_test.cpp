@@ -26,7 +26,7 @@ inventory::Device RoceNic() {
 DeviceFacts Working() {
   DeviceFacts facts;
   facts.ports = {{1, "4: ACTIVE", "5: LinkUp", "Ethernet"}};
-  facts.link = LinkState{true, "up", "on the host"};
+  facts.link = LinkState{true, "up", "on the host", false};
   return facts;
 }
 
@@ -36,7 +36,7 @@ TEST(Assess, AWorkingNicIsHealthyWithNoMessage) {
 
 TEST(Assess, ALinkUpWithoutCarrierIsUnhealthyAndSaysWhere) {
   auto facts = Working();
-  facts.link = LinkState{true, "lowerlayerdown", "in pod default/a as net1"};
+  facts.link = LinkState{true, "lowerlayerdown", "in pod default/a as net1", true};
   const auto verdict = Assess(RoceNic(), facts);
   EXPECT_EQ(verdict.health, Health::kUnhealthy);
   EXPECT_EQ(verdict.message, "netdev gpu0rdma0 in pod default/a as net1 has no carrier (operstate lowerlayerdown)");
@@ -46,26 +46,37 @@ TEST(Assess, ALinkUpWithoutCarrierIsUnhealthyAndSaysWhere) {
 TEST(Assess, OnlyAnOperstateThatSaysNoCarrierIsUnhealthy) {
   for (const char* operstate : {"down", "lowerlayerdown", "dormant", "notpresent"}) {
     auto facts = Working();
-    facts.link = LinkState{true, operstate, "on the host"};
+    facts.link = LinkState{true, operstate, "on the host", false};
     EXPECT_EQ(Assess(RoceNic(), facts).reason, "NoCarrier") << operstate;
   }
   for (const char* operstate : {"up", "unknown"}) {  // unknown: the driver does not say
     auto facts = Working();
-    facts.link = LinkState{true, operstate, "on the host"};
+    facts.link = LinkState{true, operstate, "on the host", false};
     EXPECT_EQ(Assess(RoceNic(), facts).health, Health::kHealthy) << operstate;
   }
 }
 
+TEST(Assess, AVirtualNetdevIsJudgedByItsCarrierInAPodOnly) {
+  inventory::Device bridge;  // a bridge without ports has no carrier by design
+  bridge.name = "net-bridge0";
+  bridge.if_name = "br0";
+  DeviceFacts facts;
+  facts.link = LinkState{true, "down", "on the host", false};
+  EXPECT_EQ(Assess(bridge, facts).health, Health::kHealthy);
+  facts.link = LinkState{true, "lowerlayerdown", "in pod ml/p as net1", true};
+  EXPECT_EQ(Assess(bridge, facts).reason, "NoCarrier");
+}
+
 TEST(Assess, AnAdministrativelyDownNetdevIsNotJudgedByItsLinkNorItsRocePort) {
   auto facts = Working();
-  facts.link = LinkState{false, "down", "on the host"};
+  facts.link = LinkState{false, "down", "on the host", false};
   facts.ports = {{1, "1: DOWN", "3: Disabled", "Ethernet"}};
   EXPECT_EQ(Assess(RoceNic(), facts).health, Health::kHealthy);
 }
 
 TEST(Assess, AnInfinibandPortIsJudgedWhateverItsNetdev) {
   auto facts = Working();
-  facts.link = LinkState{false, "down", "on the host"};
+  facts.link = LinkState{false, "down", "on the host", false};
   facts.ports = {{1, "2: INIT", "5: LinkUp", "InfiniBand"}};
   const auto verdict = Assess(RoceNic(), facts);
   EXPECT_EQ(verdict.health, Health::kUnhealthy);
