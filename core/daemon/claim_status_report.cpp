@@ -26,6 +26,8 @@ std::vector<ClaimDevicesStatus> PodDeviceStatuses(const std::vector<inject::Clai
                                        [&](const inject::NetdevPlan& n) { return n.device_name == allocated.device; });
       if (!error.empty()) {
         status.conditions.push_back({"Ready", "False", AttachFailedReason(rdma_failed), error, now, 0});
+      } else if (allocated.admin_access) {
+        condition("Ready", "AdminAccessReady");  // read-only: nothing attached, so no network data
       } else if (netdev == plan.netdevs.end()) {
         condition("Ready", "RDMAOnlyDeviceReady");
       } else {

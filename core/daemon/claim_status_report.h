@@ -10,6 +10,7 @@
 //                         its addresses, its MAC
 //   IB-only device        Ready/RDMAOnlyDeviceReady (its char devices are
 //                         injected at CreateContainer)
+//   adminAccess           Ready/AdminAccessReady (read-only: nothing moved)
 //   the attach failed     Ready False on every device of the pod, reason
 //                         NetworkDeviceAttachFailed or RDMADeviceAttachFailed,
 //                         message the error; the same reason on the pod's Event

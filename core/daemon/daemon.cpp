@@ -495,6 +495,10 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     nri_options.plugin_name = options.driver_name;
     nri_options.observer = observer;
     nri_options.on_state_change = on_status_change;
+    // A pod attached, or adopted after a restart, is checked at once.
+    nri_options.on_pods_held = [&] {
+      if (health_monitor) health_monitor->PodsChanged();
+    };
     auto& bypassed = metrics.Counter("dranet_bypassed_containers_total",
                                      "Containers found running without their dra.net devices (started while NRI was "
                                      "down), each counted once");
@@ -502,7 +506,6 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     // NetworkReady, RDMALinkReady, networkData); a failed attach is an Event
     // on the pod.
     nri_options.network_reporter = [&](const nri::PodNetworkOutcome& outcome) {
-      if (health_monitor) health_monitor->PodsChanged();
       if (!api) return;
       background_events.Post([&, outcome] {
         if (!outcome.error.empty() && events)

@@ -199,6 +199,7 @@ void HealthMonitor::SyncPodWatches(const std::vector<inject::HeldNetdev>& held) 
 
 void HealthMonitor::SyncPortWatches(const std::vector<inventory::Device>& devices) {
   if (inotify_fd_ < 0) return;
+  ++port_watch_syncs_;
   std::set<std::string> wanted;
   for (const auto& d : devices)
     for (auto& dir : WatchedDirectories(options_.host_root, d)) wanted.insert(std::move(dir));
@@ -219,7 +220,7 @@ void HealthMonitor::SyncPortWatches(const std::vector<inventory::Device>& device
   }
 }
 
-void HealthMonitor::Check() {
+void HealthMonitor::Check(bool rewatch) {
   ++checks_;
   std::vector<inject::HeldNetdev> held;
   if (held_) {
@@ -268,9 +269,17 @@ void HealthMonitor::Check() {
     std::lock_guard lock(names_mu_);
     watched_names_ = std::move(names);
   }
-  std::vector<inventory::Device> port_devices;
-  for (const auto& [name, s] : subjects) port_devices.push_back(s.device);
-  SyncPortWatches(port_devices);
+  // The port directories are derived again only when the devices changed,
+  // on the recheck, or after an inotify event (a directory may have gone).
+  std::string port_subjects;
+  for (const auto& [name, s] : subjects)
+    port_subjects += name + '\0' + s.device.rdma_device + '\0' + s.device.pci_address + '\n';
+  if (rewatch || port_subjects != port_subjects_) {
+    std::vector<inventory::Device> port_devices;
+    for (const auto& [name, s] : subjects) port_devices.push_back(s.device);
+    SyncPortWatches(port_devices);
+    port_subjects_ = std::move(port_subjects);
+  }
 
   // Links in each pod namespace, read once per check.
   std::map<const PodWatch*, std::vector<inventory::LinkFacts>> pod_links;
@@ -347,7 +356,7 @@ void HealthMonitor::Check() {
 
 void HealthMonitor::Run() {
   using Clock = std::chrono::steady_clock;
-  Check();
+  Check(/*rewatch=*/true);
   auto next_check = Clock::now() + options_.recheck_period;
   for (;;) {
     std::vector<pollfd> fds;
@@ -363,6 +372,7 @@ void HealthMonitor::Run() {
       if (stopping_) return;
     }
     bool check = Clock::now() >= next_check;
+    bool rewatch = check;
     if (ready > 0) {
       for (const auto& p : fds) {
         if ((p.revents & (POLLIN | POLLERR)) == 0) continue;
@@ -374,7 +384,7 @@ void HealthMonitor::Run() {
           else ++link_events_ignored_;
         } else if (p.fd == inotify_fd_) {
           DrainRead(inotify_fd_);
-          check = true;
+          check = rewatch = true;
         } else {
           Drain(p.fd);
           check = true;
@@ -393,7 +403,7 @@ void HealthMonitor::Run() {
     if (inotify_fd_ >= 0) DrainRead(inotify_fd_);
     for (const auto& w : pod_watches_)
       if (w->events.valid()) Drain(w->events.get());
-    Check();
+    Check(rewatch);
     next_check = Clock::now() + options_.recheck_period;
   }
 }

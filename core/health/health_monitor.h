@@ -108,11 +108,14 @@ class HealthMonitor : public HealthReporter {
   uint64_t checks() const { return checks_.load(); }
   // Batches of host link events that named none of the devices (no check).
   uint64_t link_events_ignored() const { return link_events_ignored_.load(); }
+  // How often the RDMA port directories to watch were derived again (opens
+  // and readlinks per port): on a device change, an inotify event, the recheck.
+  uint64_t port_watch_syncs() const { return port_watch_syncs_.load(); }
 
  private:
   struct PodWatch;
   void Run();
-  void Check();
+  void Check(bool rewatch);
   void Wake();
   void SyncPodWatches(const std::vector<inject::HeldNetdev>& held);
   void SyncPortWatches(const std::vector<inventory::Device>& devices);
@@ -135,11 +138,13 @@ class HealthMonitor : public HealthReporter {
   std::mutex names_mu_;
   std::vector<std::unique_ptr<PodWatch>> pod_watches_;
   std::map<int, std::string> port_watches_;  // inotify wd -> directory
+  std::string port_subjects_;                // the devices port_watches_ were derived for
   int host_events_fd_ = -1;
   int inotify_fd_ = -1;
   int wake_fd_ = -1;
   std::atomic<uint64_t> checks_{0};
   std::atomic<uint64_t> link_events_ignored_{0};
+  std::atomic<uint64_t> port_watch_syncs_{0};
   std::thread thread_;
 };
 

@@ -144,6 +144,9 @@ struct AllocatedDevice {
   std::string request;  // request name in the claim
   std::string pool;
   std::string device;   // device name in our slices
+  // adminAccess: read-only access beside the device's holder; nothing of the
+  // device is moved, configured or opened (docs/operations.md, "Admin access").
+  bool admin_access = false;
   friend bool operator==(const AllocatedDevice&, const AllocatedDevice&) = default;
 };
 

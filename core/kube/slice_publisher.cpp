@@ -301,7 +301,7 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& inventory, 
     std::string path = collection + "/" + slice.name;
     if (it == stored_by_name.end()) {
       try {
-        NoteDroppedTaints(slice, client_.Create(collection, SliceToJson(slice, version), stop));
+        NoteDroppedTaints(slice, NoteOwnWrite(client_.Create(collection, SliceToJson(slice, version), stop)));
       } catch (const ApiError& error) {
         // The name may be held by a slice that is not ours (another driver
         // or node): then ours goes under another name from the next pass on,
@@ -320,7 +320,7 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& inventory, 
     } else if (!SemanticallyEqual(slice, *it->second)) {
       ResourceSlice update = slice;
       update.resource_version = it->second->resource_version;
-      NoteDroppedTaints(slice, client_.Update(path, SliceToJson(update, version), stop));
+      NoteDroppedTaints(slice, NoteOwnWrite(client_.Update(path, SliceToJson(update, version), stop)));
       ++updates;
       log_.Info("ResourceSlice updated", {{"slice", slice.name}, {"devices", slice.devices.size()},
                                           {"generation", slice.pool_generation}});
@@ -328,6 +328,7 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& inventory, 
   }
   for (const auto& slice : stored) {
     if (wanted.count(slice.name)) continue;
+    RememberOwnWrite("deleted:" + slice.name);
     client_.Delete(collection + "/" + slice.name, DeletePreconditions(slice), stop);
     ++deletes;
     log_.Info("ResourceSlice deleted", {{"slice", slice.name}, {"pool", slice.pool_name}});
@@ -342,6 +343,27 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& inventory, 
   stats_.pool_generation = params.generation;
   stats_.slices = desired_.size();
   stats_.taints_dropped = taints_dropped_;
+}
+
+void SlicePublisher::RememberOwnWrite(std::string key) {
+  std::lock_guard lock(mu_);
+  own_writes_.push_back(std::move(key));
+  if (own_writes_.size() > kOwnWritesKept) own_writes_.pop_front();
+}
+
+const rapidjson::Value& SlicePublisher::NoteOwnWrite(const rapidjson::Value& returned) {
+  if (returned.IsObject()) {
+    const std::string version = MetadataField(returned, "resourceVersion");
+    if (!version.empty()) RememberOwnWrite("rv:" + version);
+  }
+  return returned;
+}
+
+bool SlicePublisher::TakeOwnWrite(const std::string& key) {
+  auto it = std::find(own_writes_.begin(), own_writes_.end(), key);
+  if (it == own_writes_.end()) return false;
+  own_writes_.erase(it);
+  return true;
 }
 
 void SlicePublisher::NoteDroppedTaints(const ResourceSlice& sent, const rapidjson::Value& returned) {
@@ -375,6 +397,10 @@ void SlicePublisher::WatchLoop(std::stop_token stop) {
   options.max_backoff = options_.max_backoff;
   ListWatchHandlers handlers;
   handlers.on_list = [this](const rapidjson::Document&, bool first) {
+    {
+      std::lock_guard lock(mu_);
+      own_writes_.clear();  // their events will not come now; the pass below compares anew
+    }
     // Anything may have happened while we were not watching: check on every relist.
     if (!first) ScheduleRepair("relisted", "*");
   };
@@ -384,7 +410,10 @@ void SlicePublisher::WatchLoop(std::stop_token stop) {
     {
       std::lock_guard lock(mu_);
       auto it = desired_.find(name);
-      if (event.type == "DELETED") {
+      if (TakeOwnWrite(event.type == "DELETED" ? "deleted:" + name
+                                               : "rv:" + MetadataField(event.object, "resourceVersion"))) {
+        expected = true;  // one of ours, however late it comes
+      } else if (event.type == "DELETED") {
         expected = it == desired_.end();  // we deleted it, or never wanted it
       } else if (it != desired_.end()) {
         try {

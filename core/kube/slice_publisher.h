@@ -33,6 +33,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -108,6 +109,11 @@ class SlicePublisher {
   void Reconcile(const std::vector<inventory::Device>& devices, std::stop_token stop);
   // After a create or update: whether the API server kept the taints `sent` carries.
   void NoteDroppedTaints(const ResourceSlice& sent, const rapidjson::Value& returned);
+  // own_writes_ (below): remembers a key; the resourceVersion a write got
+  // back (returns `returned`); takes a key an event matches (mu_ held).
+  void RememberOwnWrite(std::string key);
+  const rapidjson::Value& NoteOwnWrite(const rapidjson::Value& returned);
+  bool TakeOwnWrite(const std::string& key);
   // Whether the slice called `name` belongs to another driver or node.
   bool HeldByAnother(const std::string& name, std::stop_token stop);
   void ResolveNodeUid(std::stop_token stop);
@@ -132,6 +138,13 @@ class SlicePublisher {
   uint64_t synced_sequence_ = 0;     // last one on the server
   std::chrono::steady_clock::time_point last_publish_{};
   std::map<std::string, ResourceSlice> desired_;  // by name, as of the latest pass (set before its writes)
+  // This publisher's own writes whose watch events have not arrived yet:
+  // "rv:<resourceVersion>" of each create and update it got back, and
+  // "deleted:<name>" of each delete (the newest kOwnWritesKept). An event of
+  // an earlier pass can arrive after the next pass changed desired_; it is
+  // recognised here, not taken for someone else's change.
+  std::deque<std::string> own_writes_;
+  static constexpr std::size_t kOwnWritesKept = 1024;
   // Generated slice names held by objects that are not ours, and the names
   // used instead (publisher thread only).
   std::map<std::string, std::string> renamed_;

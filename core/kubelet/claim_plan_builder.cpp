@@ -505,6 +505,24 @@ std::vector<std::string> ReleaseClaimResources(const inject::ClaimPlan& plan, co
 
 namespace {
 
+// What a pod with adminAccess is told of the devices it may watch: their
+// names as published, their RDMA devices (whose port state and counters are
+// under /sys/class/infiniband/<name> where the node's RDMA netns mode is
+// shared) and their netdevs' names on the host.
+std::map<std::string, std::string> AdminAccessEnv(const std::vector<const inventory::Device*>& devices) {
+  if (devices.empty()) return {};
+  std::string names, rdma, netdevs;
+  auto add = [](std::string& list, const std::string& item) {
+    if (!item.empty()) list += (list.empty() ? "" : ",") + item;
+  };
+  for (const auto* device : devices) {
+    add(names, device->name);
+    add(rdma, device->rdma_device);
+    add(netdevs, device->if_name);
+  }
+  return {{"DRANET_ADMIN_DEVICES", names}, {"DRANET_ADMIN_RDMA_DEVICES", rdma}, {"DRANET_ADMIN_NETDEVS", netdevs}};
+}
+
 void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
                    const std::vector<inventory::Device>& inventory, const PlanBuilderOptions& options,
                    const InjectFunction& inject, const HostAccess& host, std::stop_token stop) {
@@ -528,6 +546,7 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
     std::vector<inject::Neighbor> neighbors;
   };
   std::map<std::string, OwnNetwork> claim_network;  // by device: what the claim's config says
+  std::vector<const inventory::Device*> admin_devices;
   for (const auto& result : claim.ResultsFor(options.driver_name, options.pool_name)) {
     auto it = by_name.find(result.device);
     if (it == by_name.end())
@@ -543,11 +562,23 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
     if (std::any_of(plan.devices.begin(), plan.devices.end(),
                     [&](const inject::AllocatedDevice& d) { return d.device == device.name; }))
       continue;  // one device allocated twice (shared); prepared once
-    plan.devices.push_back({result.request, result.pool, result.device});
-    allocated.push_back(device);
-    plan.published_attributes[device.name] = kube::AttributesToJson(device.attributes);
+    plan.devices.push_back({result.request, result.pool, result.device, result.admin_access});
     const std::string where = who + ": device " + device.name;
     auto merged = ConfigFor(claim, result, options.driver_name);
+    if (result.admin_access) {
+      // Read-only access beside the device's holder: nothing of the device
+      // is moved, configured or opened, so no config can apply to it.
+      if (merged) {
+        const auto set = FieldsSet(merged->config);
+        if (!set.empty())
+          throw PrepareError(where + " (request \"" + result.request + "\"): adminAccess gives read-only access, "
+                             "which configures nothing; its config may not set " + Join(set));
+      }
+      admin_devices.push_back(&device);
+      continue;
+    }
+    allocated.push_back(device);
+    plan.published_attributes[device.name] = kube::AttributesToJson(device.attributes);
     if (merged && !merged->config.profile.empty())
       merged = ResolveProfile(std::move(*merged), device, claim, host, plan, where, stop);
     const NetworkConfig* config = merged ? &merged->config : nullptr;
@@ -562,14 +593,6 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
       if (const auto problem = NetdevPodsProblem(who, device.name, device.if_name, plan.pod_uids.size());
           !problem.empty())
         throw PrepareError(problem);
-      // adminAccess grants access to a device another claim may hold: a
-      // netdev cannot be in two namespaces, and moving it would take it
-      // from the workload that has it.
-      if (result.admin_access)
-        throw PrepareError(where + " (request \"" + result.request + "\"): adminAccess is not supported for a "
-                           "netdev device (netdev " + device.if_name + " can be in one pod's network namespace "
-                           "only, and would be taken from the workload that holds it); request it without "
-                           "adminAccess, or an RDMA-only device");
       inject::NetdevPlan netdev;
       netdev.device_name = device.name;
       netdev.host_if_name = device.if_name;
@@ -662,6 +685,7 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
       netdev.rules = inject::MergeRules(std::move(netdev.rules), rules);
     }
   }
+  for (const auto& [key, value] : AdminAccessEnv(admin_devices)) plan.env[key] = value;
   for (auto& netdev : plan.netdevs) {
     auto own = claim_network.find(netdev.device_name);
     if (own == claim_network.end()) continue;

@@ -12,7 +12,10 @@
 // netdev, merged between the host's and the claim's: the claim wins); every
 // NetworkConfig field resolved against the live netdev (ethtool names, MTU
 // against the driver and the PF, VRF support), the host's values of what
-// the pod will change, a DHCP lease and a resolved profile. Any problem
+// the pod will change, a DHCP lease and a resolved profile. A result with
+// adminAccess (a device another claim may hold) gets none of that: no move,
+// no char devices, no plugin edits, no config; only DRANET_ADMIN_* env naming
+// the device, its RDMA device and its netdev. Any problem
 // throws PrepareError with a message naming the claim, the device or the
 // config field.
 #include <filesystem>

@@ -104,7 +104,8 @@ DraService::Outcome DraService::PrepareOne(const ClaimRequest& request, std::sto
     std::vector<std::string> netdev_devices;
     for (const auto& r : claim.ResultsFor(options_.plan.driver_name, options_.plan.pool_name))
       for (const auto& device : *inventory)
-        if (device.name == r.device && !device.if_name.empty()) netdev_devices.push_back(device.name);
+        if (device.name == r.device && !device.if_name.empty() && !r.admin_access)  // adminAccess moves nothing
+          netdev_devices.push_back(device.name);
     out.reserved_netdevs = ReserveNetdevs(request, netdev_devices);
     inject::ClaimPlan plan = BuildClaimPlan(claim, *inventory, options_.plan, deps_.inject, deps_.host, deadline_passed);
     if (!options_.cdi_dir.empty()) plan.cdi_device_ids = inject::WriteCdiSpec(plan, options_.cdi_dir);

@@ -348,6 +348,12 @@ class KubeletPlugin::Servers {
                                   IN_ONLYDIR);
         }
       }
+      // A change made before the watches were armed (just after Start, or
+      // while the last round served a socket again) sends no event.
+      if (all_served && !SocketsAsServed()) {
+        all_served = CheckSockets();
+        continue;
+      }
       pollfd fds[2] = {{stop_fd_.get(), POLLIN, 0}, {changes.get(), POLLIN, 0}};
       const auto wait = all_served ? options_.socket_check_interval
                                    : std::min(options_.socket_check_interval, kSocketRetryAfterFailure);
@@ -360,6 +366,13 @@ class KubeletPlugin::Servers {
       }
       all_served = CheckSockets();
     }
+  }
+
+  // True when both sockets are served and still the files this process made.
+  bool SocketsAsServed() const {
+    for (const Endpoint* e : {&dra_, &reg_})
+      if (!e->server || SocketInode(PathOf(*e)) != e->inode) return false;
+    return true;
   }
 
   // False when a socket that needed serving again could not be.

@@ -522,15 +522,25 @@ MergedNetworkConfig MergeNetworkConfigsWithJson(const std::vector<std::string>& 
   return {ReadMerged(merged), Serialize(merged)};
 }
 
-std::vector<std::string> FieldsNotForRdmaOnly(const NetworkConfig& config) {
+std::vector<std::string> FieldsSet(const NetworkConfig& config) {
   std::vector<std::string> out;
   for (const auto& field : config.set_fields) {
+    if (field.find('[') != std::string::npos || field.rfind("ethtool.", 0) == 0) continue;
+    if (field == "interface" && std::any_of(config.set_fields.begin(), config.set_fields.end(), [](const auto& f) {
+          return f.rfind("interface.", 0) == 0;
+        }))
+      continue;
+    out.push_back(field);
+  }
+  return out;
+}
+
+std::vector<std::string> FieldsNotForRdmaOnly(const NetworkConfig& config) {
+  std::vector<std::string> out;
+  for (const auto& field : FieldsSet(config)) {
     if (field == "profile" || field == "interface" || field == "interface.forwarding" ||
         field.rfind("interface.vrf", 0) == 0)
       continue;
-    // Report top-level entries once ("routes", not every "routes[0].gateway").
-    if (field.find('[') != std::string::npos) continue;
-    if (field.rfind("ethtool.", 0) == 0) continue;
     out.push_back(field);
   }
   return out;

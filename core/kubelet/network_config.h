@@ -109,6 +109,11 @@ struct MergedNetworkConfig {
 MergedNetworkConfig MergeNetworkConfigsWithJson(const std::vector<std::string>& json_objects,
                                                 const std::vector<std::string>& labels);
 
+// The fields `config` sets, as a message names them: "routes", not every
+// "routes[0].gateway"; "ethtool", not each key; "interface.mtu", and
+// "interface" only when nothing under it is set.
+std::vector<std::string> FieldsSet(const NetworkConfig& config);
+
 // Fields an RDMA-only device (no netdev) accepts: everything else set in
 // `config` is returned, so the caller can reject the claim naming them.
 std::vector<std::string> FieldsNotForRdmaOnly(const NetworkConfig& config);

@@ -26,6 +26,7 @@ NriPlugin::NriPlugin(Options options, state::PreparedClaims& claims,
               netns_wake_ = true;
             }
             cv_.notify_all();
+            if (options_.on_pods_held) options_.on_pods_held();
           }) {
   service_.SetBypassReporter(options_.bypass_reporter);
   service_.SetPodNetworkReporter(options_.network_reporter);

@@ -62,6 +62,9 @@ struct NriPluginOptions {
   // Called (no lock held) whenever connected() or the service's
   // bypassed_containers() may have changed: readiness is event-driven.
   std::function<void()> on_state_change;
+  // Called (no lock held) when pods may hold netdevs that were not held
+  // before: one attached, or adopted at Synchronize after a restart.
+  std::function<void()> on_pods_held;
 };
 
 class NriPlugin {

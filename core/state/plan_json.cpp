@@ -124,6 +124,10 @@ void WritePlan(Writer& w, const ClaimPlan& p) {
     Str(w, "request", d.request);
     Str(w, "pool", d.pool);
     Str(w, "device", d.device);
+    if (d.admin_access) {
+      w.Key("adminAccess");
+      w.Bool(true);
+    }
   });
   ObjectList(w, "deviceNodes", p.device_nodes, [&](const inject::DeviceNode& n) {
     Str(w, "containerPath", n.container_path);
@@ -357,9 +361,14 @@ ClaimPlan ReadPlan(const rapidjson::Value& o, const std::string& where) {
   p.claim_namespace = GetStr(o, here, "namespace");
   p.claim_name = GetStr(o, here, "name");
   p.pod_uids = GetStrList(o, here, "podUIDs");
-  for (const auto& d : GetArr(o, here, "devices").GetArray())
-    p.devices.push_back({GetStr(d, here + ".devices", "request"), GetStr(d, here + ".devices", "pool"),
-                         GetStr(d, here + ".devices", "device")});
+  for (const auto& d : GetArr(o, here, "devices").GetArray()) {
+    const std::string w = here + ".devices";
+    p.devices.push_back({GetStr(d, w, "request"), GetStr(d, w, "pool"), GetStr(d, w, "device")});
+    if (d.HasMember("adminAccess")) {  // absent: not adminAccess (plans written before it)
+      if (!d["adminAccess"].IsBool()) Bad(w, "adminAccess", "a boolean");
+      p.devices.back().admin_access = d["adminAccess"].GetBool();
+    }
+  }
   for (const auto& n : GetArr(o, here, "deviceNodes").GetArray()) {
     const std::string w = here + ".deviceNodes";
     inject::DeviceNode node{GetStr(n, w, "containerPath"), GetStr(n, w, "hostPath"),

@@ -14,10 +14,16 @@
 #                        and a peer host behind it (below)
 #   box_install kubectl|helm
 #                        dranet installed as users install it; waits for Ready
+#   box_install_on_snapshot CLOUD SNAPSHOT
+#                        helm install with CLOUD's overlay, dranetd reading the
+#                        node snapshot directory SNAPSHOT as its host root
 #   box_slice_lists NIC  true when dranet's ResourceSlice of the node lists NIC
+#   box_sleeper NAMESPACE POD RESOURCES [CLAIMS]
+#                        a busybox pod that sleeps, with those resources
 #   box_pod POD FIELD NAME  a pod holding one claim (template or claim)
 #   box_template NAME COUNT CEL [INTERFACE]
 #                        a ResourceClaimTemplate for COUNT devices CEL selects
+#                        (BOX_NAMESPACE, BOX_ADMIN_ACCESS=true: see below)
 #   box_nic_template NAME NIC INTERFACE
 #                        a ResourceClaimTemplate taking NIC by CEL on
 #                        dra.net/ifName, INTERFACE as dranet's interface config
@@ -134,6 +140,13 @@ box_install() {
     || fail "the dranet DaemonSet did not become Ready"
 }
 
+box_install_on_snapshot() {
+  box_install helm -f "$source_dir/packaging/deploy/overlays/$1/values.yaml" \
+    --set "flags.hostRoot=$2" \
+    --set-json "extraVolumes=[{\"name\":\"snapshot\",\"hostPath\":{\"path\":\"$2\",\"type\":\"Directory\"}}]" \
+    --set-json "extraVolumeMounts=[{\"name\":\"snapshot\",\"mountPath\":\"$2\",\"readOnly\":true}]"
+}
+
 box_slice_lists() {
   k get resourceslices -o jsonpath="{range .items[?(@.spec.nodeName=='$NODE_NAME')]}{.spec.driver} {range .spec.devices[*]}{.name} {end}{'\n'}{end}" \
     | grep -qE "^dra\.net .*\b$1\b"
@@ -147,7 +160,8 @@ box_wait_slice_lists() {
 
 # box_template NAME COUNT CEL [INTERFACE]: a ResourceClaimTemplate for COUNT
 # of dranet's devices that CEL selects, with INTERFACE (a YAML mapping) as
-# dranet's config when given.
+# dranet's config when given; in namespace $BOX_NAMESPACE (default: default),
+# with adminAccess when $BOX_ADMIN_ACCESS is true. API errors go to stderr.
 box_template() {
   local config=""
   [[ -n ${4:-} ]] && config="
@@ -160,7 +174,7 @@ box_template() {
   k apply -f - >/dev/null <<EOF
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
-metadata: {name: $1, namespace: default}
+metadata: {name: $1, namespace: ${BOX_NAMESPACE:-default}}
 spec:
   spec:
     devices:
@@ -169,6 +183,7 @@ spec:
         exactly:
           deviceClassName: dranet
           count: $2
+          adminAccess: ${BOX_ADMIN_ACCESS:-false}
           selectors:
           - cel:
               expression: '$3'$config
@@ -263,13 +278,14 @@ for name, n in (spec.get("netdevs") or {}).items():
 EOF
 }
 
-# box_pod POD FIELD NAME: a busybox pod that sleeps, holding one claim
-# (FIELD: resourceClaimTemplateName or resourceClaimName).
-box_pod() {
+# box_sleeper NAMESPACE POD RESOURCES [CLAIMS]: a busybox pod that sleeps;
+# RESOURCES is its container's resources and CLAIMS its resourceClaims (YAML
+# flow style, on one line).
+box_sleeper() {
   k apply -f - >/dev/null <<EOF
 apiVersion: v1
 kind: Pod
-metadata: {name: $1, namespace: default}
+metadata: {name: $2, namespace: $1}
 spec:
   terminationGracePeriodSeconds: 1
   containers:
@@ -277,12 +293,15 @@ spec:
     image: $BUSYBOX_IMAGE
     imagePullPolicy: Never
     command: [sleep, "3600"]
-    resources:
-      claims: [{name: devices}]
-  resourceClaims:
-  - name: devices
-    $2: $3
+    resources: $3
+  resourceClaims: ${4:-[]}
 EOF
+}
+
+# box_pod POD FIELD NAME: a busybox pod that sleeps, holding one claim
+# (FIELD: resourceClaimTemplateName or resourceClaimName).
+box_pod() {
+  box_sleeper default "$1" "{claims: [{name: devices}]}" "[{name: devices, $2: $3}]"
 }
 
 # box_pod_has_nic POD ADDRESS: net1 with ADDRESS and MTU 1400 inside POD.

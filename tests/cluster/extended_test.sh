@@ -40,10 +40,7 @@ minor=$(k version -o json | python3 -c 'import json, sys; print(int(json.load(sy
 modern=$((minor >= 36))
 
 log "1. helm install with the azure overlay on the $node_type snapshot"
-box_install helm -f "$source_dir/packaging/deploy/overlays/azure/values.yaml" \
-  --set "flags.hostRoot=$snapshot" \
-  --set-json "extraVolumes=[{\"name\":\"snapshot\",\"hostPath\":{\"path\":\"$snapshot\",\"type\":\"Directory\"}}]" \
-  --set-json "extraVolumeMounts=[{\"name\":\"snapshot\",\"mountPath\":\"$snapshot\",\"readOnly\":true}]"
+box_install_on_snapshot azure "$snapshot"
 offered=$(k get deviceclass dranet-rdma -o jsonpath='{.spec.extendedResourceName}')
 if ((modern)); then
   [[ $offered == dra.net/rdma ]] || fail "DeviceClass dranet-rdma offers \"$offered\", not dra.net/rdma"
@@ -66,22 +63,7 @@ done
 ((rdma == 4)) || fail "dranet publishes $rdma RDMA devices, not the snapshot's 4"
 
 # limit_pod POD COUNT: a pod with only an extended resource limit of COUNT dra.net/rdma.
-limit_pod() {
-  k apply -f - >/dev/null <<EOF
-apiVersion: v1
-kind: Pod
-metadata: {name: $1, namespace: default}
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: c
-    image: $BUSYBOX_IMAGE
-    imagePullPolicy: Never
-    command: [sleep, "3600"]
-    resources:
-      limits: {dra.net/rdma: "$2"}
-EOF
-}
+limit_pod() { box_sleeper default "$1" "{limits: {dra.net/rdma: \"$2\"}}"; }
 # scheduled POD: "STATUS REASON" of its PodScheduled condition.
 scheduled() { k get pod "$1" -o jsonpath='{range .status.conditions[?(@.type=="PodScheduled")]}{.status} {.reason}{end}'; }
 # hcas POD: the HCAs its container got, from NCCL_IB_HCA ("=mlx5_0,mlx5_1" -> "mlx5_0 mlx5_1"), sorted.

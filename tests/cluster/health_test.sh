@@ -80,10 +80,7 @@ for s in json.load(sys.stdin)["items"]:
 print("absent")' "$1" "$NODE_NAME"
 }
 log "1. helm install with the gcp overlay on a copy of the $node_type snapshot; two pods"
-box_install helm -f "$source_dir/packaging/deploy/overlays/gcp/values.yaml" \
-  --set "flags.hostRoot=$snapshot" \
-  --set-json "extraVolumes=[{\"name\":\"snapshot\",\"hostPath\":{\"path\":\"$snapshot\",\"type\":\"Directory\"}}]" \
-  --set-json "extraVolumeMounts=[{\"name\":\"snapshot\",\"mountPath\":\"$snapshot\",\"readOnly\":true}]"
+box_install_on_snapshot gcp "$snapshot"
 for ((i = 0; i < 60; i++)); do [[ $(taint gpu0rdma0) != absent ]] && break; sleep 0.5; done
 [[ $(taint gpu0rdma0) == none ]] || fail "dranet's slice of $NODE_NAME lists gpu0rdma0 as: $(taint gpu0rdma0)"
 for pod in health-a:gpu0rdma0 health-b:gpu1rdma0; do

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The node types' workflow (cluster_seeds_*), the scheduler oracle
-# (cluster_oracle), device health (cluster_health) and extended resources
-# (cluster_extended) on Kubernetes releases other than the pinned one (the
-# last two ignored or refused cleanly where the release has no health
+# (cluster_oracle), device health (cluster_health), extended resources
+# (cluster_extended), admin access and prioritized lists (cluster_access) on
+# Kubernetes releases other than the pinned one (health and extended
+# resources ignored or refused cleanly where the release has no health
 # stream, taints or DRA extended resources), at least once for every change
 # to what decides an allocation, what a slice says or how health is told:
 # core/simulate, core/cel, core/inventory, core/health.
@@ -35,9 +36,9 @@ digest() {
 run_releases() {
   local version status
   for version in "$@"; do
-    log "the seeds' workflow, the oracle, device health and extended resources on Kubernetes $version"
+    log "the seeds' workflow, the oracle, device health, extended resources and access on Kubernetes $version"
     status=0
-    DRANET_K8S_VERSION=$version ctest --test-dir "$build" -R '^cluster_(build|seeds_.*|oracle|health|extended)$' \
+    DRANET_K8S_VERSION=$version ctest --test-dir "$build" -R '^cluster_(build|seeds_.*|oracle|health|extended|access)$' \
       --output-on-failure 2>&1 | tee "$build/releases-$version.log" >&2 || status=$?
     ((status == 0)) || { log "FAIL on $version"; exit 1; }
     # A suite that skipped (no Go, no module proxy) proves nothing: no stamp.
@@ -47,7 +48,7 @@ run_releases() {
     fi
   done
   {
-    echo "# tests/cluster/releases.sh: cluster_seeds_*, cluster_oracle, cluster_health and cluster_extended passed on these"
+    echo "# tests/cluster/releases.sh: cluster_seeds_*, cluster_oracle, cluster_health, cluster_extended and cluster_access passed on these"
     echo "# releases with core/simulate, core/cel, core/inventory and core/health as this digest names them."
     echo "digest $(digest)"
     echo "releases $*"

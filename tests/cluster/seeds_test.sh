@@ -72,10 +72,7 @@ gpu_slice >/dev/null || { tail -20 "$LOG_DIR/gpu-standin.log" >&2; fail "gpu-sta
 log "   $(gpu_slice)"
 
 log "2. helm install with the $cloud overlay, dranetd reading the $node_type snapshot"
-box_install helm -f "$source_dir/packaging/deploy/overlays/$cloud/values.yaml" \
-  --set "flags.hostRoot=$snapshot" \
-  --set-json "extraVolumes=[{\"name\":\"snapshot\",\"hostPath\":{\"path\":\"$snapshot\",\"type\":\"Directory\"}}]" \
-  --set-json "extraVolumeMounts=[{\"name\":\"snapshot\",\"mountPath\":\"$snapshot\",\"readOnly\":true}]"
+box_install_on_snapshot "$cloud" "$snapshot"
 for ((i = 0; i < 60; i++)); do
   published=$(k get resourceslices -o jsonpath="{range .items[?(@.spec.driver=='dra.net')]}{.spec.devices[*].name} {end}")
   [[ -n $published ]] && break

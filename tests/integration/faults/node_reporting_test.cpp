@@ -339,7 +339,9 @@ TEST_F(NodeReportingTest, HostileClaimsAreRefusedAtPrepareAndTheNodeIsUntouched)
   refused(claim("multicast-mac", free_device, R"({"interface":{"hardwareAddr":"01:00:5e:00:00:01"}})", false),
           "a multicast address");
   refused(claim("second-holder", held.at(0), "", false), "is a netdev that claim ml/claim-a");
-  refused(claim("admin", free_device, "", true), "adminAccess is not supported");
+  refused(claim("admin", held.at(0), R"({"interface":{"hardwareAddr":")" + victim_mac + R"("}})", true),
+          "adminAccess gives read-only access, which configures nothing; its config may not set "
+          "interface.hardwareAddr");
   refused(claim("sysctl-name", free_device, R"({"interface":{"name":"all"}})", false),
           "reserved in every network namespace");
   EXPECT_EQ(node.NodeNetwork(), network_before);

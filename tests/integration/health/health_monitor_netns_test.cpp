@@ -95,6 +95,17 @@ class HealthMonitorNetnsTest : public ::testing::Test {
     inject::RunInNetns(node_ns_, [this] { monitor_->Start(); });
   }
 
+  // A snapshot-like root_ whose mlx5_0 has port 1 ACTIVE; returns the port's directory.
+  std::filesystem::path SnapshotPort() {
+    char dir_template[] = "/tmp/dranet-health-XXXXXX";
+    EXPECT_NE(::mkdtemp(dir_template), nullptr);
+    root_ = dir_template;
+    const std::filesystem::path port = root_ + "/sys/class/infiniband/mlx5_0/ports/1";
+    std::filesystem::create_directories(port);
+    std::ofstream(port / "state") << "4: ACTIVE\n";
+    return port;
+  }
+
   Verdict VerdictOf(const std::string& device) const {
     for (const auto& d : monitor_->Current().devices)
       if (d.device == device) return d.verdict;
@@ -163,12 +174,7 @@ TEST_F(HealthMonitorNetnsTest, ANetdevInAPodIsWatchedThere) {
 }
 
 TEST_F(HealthMonitorNetnsTest, ASnapshotPortFileChangeIsSeenThroughInotify) {
-  char dir_template[] = "/tmp/dranet-health-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir_template), nullptr);
-  root_ = dir_template;
-  const std::filesystem::path port = root_ + "/sys/class/infiniband/mlx5_0/ports/1";
-  std::filesystem::create_directories(port);
-  std::ofstream(port / "state") << "4: ACTIVE\n";
+  const auto port = SnapshotPort();
   std::ofstream(port / "link_layer") << "InfiniBand\n";
   StartMonitor(root_);
   inventory::Device ib;
@@ -182,6 +188,30 @@ TEST_F(HealthMonitorNetnsTest, ASnapshotPortFileChangeIsSeenThroughInotify) {
   EXPECT_EQ(VerdictOf("mlx5-0"), (Verdict{Health::kUnhealthy, "mlx5_0 port 1 is DOWN", "RdmaPortDown"}));
   std::ofstream(port / "state") << "4: ACTIVE\n";
   ASSERT_TRUE(Becomes("mlx5-0", Health::kHealthy));
+}
+
+// A link event checks the devices but does not derive the port directories
+// to watch again (opens and readlinks per port): only a device change, an
+// inotify event or the recheck does.
+TEST_F(HealthMonitorNetnsTest, LinkEventsDoNotDeriveThePortWatchesAgain) {
+  const auto port = SnapshotPort();
+  StartMonitor(root_);
+  inventory::Device ib;
+  ib.name = "mlx5-0";
+  ib.rdma_device = "mlx5_0";
+  device_.pci_address.clear();  // the snapshot root has no PCI functions: its carrier is not judged
+  monitor_->SetDevices({ib, device_});
+  ASSERT_TRUE(Becomes("mlx5-0", Health::kHealthy));
+  ASSERT_TRUE(WaitUntil([&] { return monitor_->checks() >= 2; }));
+  const auto checks = monitor_->checks();
+  const auto syncs = monitor_->port_watch_syncs();
+  ASSERT_TRUE(Ok("ip -n " + node_ + " link set nic0 mtu 1400"));
+  ASSERT_TRUE(WaitUntil([&] { return monitor_->checks() > checks; }));
+  EXPECT_EQ(monitor_->port_watch_syncs(), syncs);
+  const auto generation = monitor_->Current().generation;
+  std::ofstream(port / "state") << "1: DOWN\n";
+  ASSERT_TRUE(monitor_->WaitNewer(generation, std::chrono::steady_clock::now() + 10s));
+  EXPECT_EQ(monitor_->port_watch_syncs(), syncs + 1);
 }
 
 TEST_F(HealthMonitorNetnsTest, StopWakesWaiters) {

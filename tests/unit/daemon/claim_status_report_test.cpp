@@ -53,6 +53,20 @@ TEST(ClaimStatusReport, NetdevAndIbOnlyDevicesGetDranetsConditions) {
   EXPECT_FALSE(ib.network_data);
 }
 
+// A device held by another claim, allocated here with adminAccess: nothing
+// moved, so no network data, even when the claim also holds a netdev.
+TEST(ClaimStatusReport, AnAdminAccessDeviceIsReadyWithoutNetworkData) {
+  auto plan = Plan();
+  plan.devices.push_back({"watch", "node-a", "pci-0000-8b-00-0", true});
+  const auto claims = PodDeviceStatuses({plan}, "", false, "dra.net", kNow);
+  ASSERT_EQ(claims.at(0).devices.size(), 3u);
+  const auto& watched = claims[0].devices[2];
+  EXPECT_EQ(watched.device, "pci-0000-8b-00-0");
+  EXPECT_EQ(Types(watched), (std::vector<std::string>{"Ready=True/AdminAccessReady"}));
+  EXPECT_FALSE(watched.network_data);
+  EXPECT_TRUE(claims[0].devices[0].network_data);
+}
+
 TEST(ClaimStatusReport, ExclusiveRdmaAddsRdmaLinkReadyAndAClaimMacWins) {
   auto plan = Plan();
   plan.netdevs[0].rdma_exclusive = true;

@@ -618,6 +618,55 @@ TEST_F(PlanBuilderTest, PluginEditsAreAddedAndPluginErrorsFail) {
   EXPECT_THROW(BuildClaimPlan(claim, inventory_, options_, failing, {}), PrepareError);
 }
 
+// adminAccess (a monitoring pod beside the devices' holders): the results
+// are listed, but nothing is moved, inspected, configured or opened for
+// them, and plugins see only the claim's own devices; the pod is told what
+// it may watch in DRANET_ADMIN_* env.
+TEST_F(PlanBuilderTest, AdminAccessMovesAndOpensNothingAndNamesTheDevicesInEnv) {
+  auto claim = Claim("watch", {"pci-0101-00-00-0", "pci-0000-84-00-0", "pci-0102-00-00-0"}, {"pod-m", "pod-n"});
+  claim.results[1].admin_access = claim.results[2].admin_access = true;
+  claim.results[1].request = claim.results[2].request = "watch";
+  claim.results[0].request = "own";
+  std::vector<std::string> injected;
+  InjectFunction inject = [&](const plugins::ClaimRef&, const std::vector<inventory::Device>& devices) {
+    for (const auto& d : devices) injected.push_back(d.name);
+    plugins::InjectionEdits edits;
+    edits.env["NCCL_IB_HCA"] = "=mlx5_0";
+    return edits;
+  };
+  const auto plan = BuildClaimPlan(claim, inventory_, options_, inject, host_state_);
+  EXPECT_EQ(injected, std::vector<std::string>{"pci-0101-00-00-0"});
+  EXPECT_TRUE(plan.netdevs.empty());
+  EXPECT_EQ(host_reads_, 0) << "an adminAccess netdev is not even inspected";
+  EXPECT_EQ(NodePaths(plan), (std::set<std::string>{"/dev/infiniband/rdma_cm", "/dev/infiniband/umad0",
+                                                     "/dev/infiniband/uverbs0"}));
+  ASSERT_EQ(plan.devices.size(), 3U);
+  EXPECT_FALSE(plan.devices[0].admin_access);
+  EXPECT_TRUE(plan.devices[1].admin_access);
+  EXPECT_TRUE(plan.devices[2].admin_access);
+  EXPECT_EQ(plan.env, (std::map<std::string, std::string>{{"DRANET_ADMIN_DEVICES", "pci-0000-84-00-0,pci-0102-00-00-0"},
+                                                          {"DRANET_ADMIN_NETDEVS", "gpu0rdma0"},
+                                                          {"DRANET_ADMIN_RDMA_DEVICES", "mlx5_4,mlx5_1"},
+                                                          {"NCCL_IB_HCA", "=mlx5_0"}}));
+  EXPECT_EQ(plan.published_attributes.count("pci-0000-84-00-0"), 0U);
+  EXPECT_EQ(plan.pod_uids, (std::vector<std::string>{"pod-m", "pod-n"}));  // several watchers may share it
+}
+
+TEST_F(PlanBuilderTest, AdminAccessTakesNoConfig) {
+  auto claim = Claim("watch", {"pci-0000-84-00-0"});
+  claim.results[0].admin_access = true;
+  claim.configs.push_back(Opaque(R"({"interface":{"name":"net1","mtu":1500},"routes":[{"destination":"10.0.0.0/8",
+      "gateway":"192.168.1.1"}]})"));
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("claim ml/watch: device pci-0000-84-00-0 (request \"nic\"): adminAccess "
+                                        "gives read-only access, which configures nothing; its config may not set "
+                                        "interface.name, interface.mtu, routes"));
+  EXPECT_EQ(host_reads_, 0);
+  claim.configs = {Opaque(R"({"profile":"gold"})")};
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("its config may not set profile"));  // no provider is asked
+  claim.configs = {Opaque(R"({})")};
+  EXPECT_EQ(ErrorOf(claim), "");
+}
+
 TEST(TopLevelRequest, StripsSubrequest) {
   EXPECT_EQ(TopLevelRequest("nic/sub"), "nic");
   EXPECT_EQ(TopLevelRequest("nic"), "nic");

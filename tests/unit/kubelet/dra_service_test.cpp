@@ -409,17 +409,36 @@ TEST_F(DraServiceTest, ANetdevIsPreparedForOneOfTwoClaimsInOneCallAndAfterAResta
   EXPECT_EQ(restarted->Prepare({Req(loser)}).at("uid-" + loser).error, "");
 }
 
-TEST_F(DraServiceTest, AdminAccessToANetdevIsRefusedAndMovesNothing) {
-  claims_["admin"] = Claim("admin", {"pci-0000-80-00-0"}, {"pod-m"});
+// A netdev held by one claim is also allocated, with adminAccess, to a
+// monitoring claim: prepared without taking the netdev (no reservation, no
+// move), so the holder keeps it and a third, ordinary claim is still refused
+// naming the holder.
+TEST_F(DraServiceTest, AdminAccessToAHeldNetdevIsPreparedBesideItsHolder) {
+  claims_["holder"] = Claim("holder", {"pci-0000-80-00-0"}, {"pod-h"});
+  claims_["admin"] = Claim("admin", {"pci-0000-80-00-0"}, {"pod-m", "pod-n"});
   claims_["admin"].results[0].admin_access = true;
+  claims_["second"] = Claim("second", {"pci-0000-80-00-0"}, {"pod-s"});
   auto service = Make();
-  EXPECT_THAT(service->Prepare({Req("admin")}).at("uid-admin").error,
-              HasSubstr("adminAccess is not supported for a netdev device"));
-  EXPECT_FALSE(store_.Get("uid-admin"));
-  // An RDMA-only device is served with adminAccess.
-  claims_["admin-ib"] = Claim("admin-ib", {"pci-0101-00-00-0"}, {"pod-m"});
-  claims_["admin-ib"].results[0].admin_access = true;
-  EXPECT_EQ(service->Prepare({Req("admin-ib")}).at("uid-admin-ib").error, "");
+  ASSERT_EQ(service->Prepare({Req("holder")}).at("uid-holder").error, "");
+  const auto answer = service->Prepare({Req("admin")}).at("uid-admin");
+  ASSERT_EQ(answer.error, "");
+  ASSERT_EQ(answer.devices.size(), 1U);
+  EXPECT_EQ(answer.devices[0].device_name, "pci-0000-80-00-0");
+  const auto plan = store_.Get("uid-admin");
+  ASSERT_TRUE(plan);
+  EXPECT_TRUE(plan->netdevs.empty());
+  EXPECT_TRUE(plan->device_nodes.empty());
+  EXPECT_TRUE(plan->devices.at(0).admin_access);
+  EXPECT_EQ(plan->env.at("DRANET_ADMIN_NETDEVS"), "gpu0rdma0");
+  EXPECT_THAT(service->Prepare({Req("second")}).at("uid-second").error, HasSubstr("claim ml/holder"));
+  // The monitoring claim goes and comes back; the holder is untouched.
+  service->Unprepare({Req("admin")});
+  EXPECT_EQ(service->Prepare({Req("admin")}).at("uid-admin").error, "");
+  EXPECT_EQ(store_.Get("uid-holder")->netdevs.size(), 1U);
+  // Restarted: the stored monitoring plan is answered again, never as a holder.
+  auto restarted = Make();
+  EXPECT_EQ(restarted->Prepare({Req("admin")}).at("uid-admin").error, "");
+  EXPECT_THAT(restarted->Prepare({Req("second")}).at("uid-second").error, HasSubstr("claim ml/holder"));
 }
 
 // The allocation was rewritten under the same UID (another device, another

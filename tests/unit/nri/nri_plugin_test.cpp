@@ -34,6 +34,7 @@ class NriPluginTest : public ::testing::Test {
     opts.socket_path = dir_.path() + "/nri.sock";
     opts.observer = std::move(observer);
     opts.on_state_change = [this] { ++state_changes_; };
+    opts.on_pods_held = [this] { ++pods_held_; };
     if (netns_check_period.count() > 0) opts.netns_check_period = netns_check_period;
     opts.initial_backoff = 5ms;
     opts.max_backoff = 50ms;
@@ -55,6 +56,7 @@ class NriPluginTest : public ::testing::Test {
   RecordingApplier applier_;
   std::unique_ptr<FakeNriRuntime> runtime_;
   std::atomic<int> state_changes_{0};  // NriPluginOptions::on_state_change calls
+  std::atomic<int> pods_held_{0};      // NriPluginOptions::on_pods_held calls
   std::unique_ptr<nri::NriPlugin> plugin_;
 };
 
@@ -110,6 +112,26 @@ TEST_F(NriPluginTest, SynchronizeEchoesMoreAndRemembersOnlyPodsWithClaims) {
   ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
   EXPECT_EQ(plugin_->service().KnownNetns("uid-0"), "/var/run/netns/cni-0");
   EXPECT_EQ(plugin_->service().KnownNetns("uid-1"), std::nullopt);
+}
+
+// Whoever watches the pods' netdevs (device health) is told when pods may
+// hold new ones: adopted at Synchronize after a restart, and each attach.
+TEST_F(NriPluginTest, AdoptedAndAttachedPodsAreTold) {
+  StartRuntime();
+  const auto running = FakeNriRuntime::MakePod("uid-running", "ns", "running", "/var/run/netns/cni-running");
+  claims_.Put({Gb300Plan(running.uid())});
+  runtime_->SetExistingPods({running});
+  StartPlugin();
+  Connect();
+  for (int i = 0; i < 500 && pods_held_ == 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(pods_held_, 1) << "told once, at the end of Synchronize";
+  const auto started = FakeNriRuntime::MakePod("uid-started", "ns", "started", "/var/run/netns/cni-started");
+  claims_.Put({Gb300Plan(started.uid())});
+  ASSERT_TRUE(runtime_->RunPodSandbox(started).ok());
+  EXPECT_EQ(pods_held_, 2);
+  const auto plain = FakeNriRuntime::MakePod("uid-plain", "ns", "plain", "/var/run/netns/cni-plain");
+  ASSERT_TRUE(runtime_->RunPodSandbox(plain).ok());
+  EXPECT_EQ(pods_held_, 2) << "a pod without claims holds nothing";
 }
 
 TEST_F(NriPluginTest, Gb300ContainerGetsExactlyItsThreeCharDevices) {

@@ -77,8 +77,10 @@ TEST(PlanJson, PlansWithoutClaimConfigSettingsLookAsBefore) {
   n.dhcp_lease.reset();
   plan.profiles.clear();
   plan.published_attributes.clear();
+  plan.devices.pop_back();  // the adminAccess one
   const auto json = PlansToJson({plan});
-  for (const char* key : {"settings", "vrfName", "disableEbpfPrograms", "dhcpLease", "profiles", "publishedAttributes"})
+  for (const char* key : {"settings", "vrfName", "disableEbpfPrograms", "dhcpLease", "profiles", "publishedAttributes",
+                          "adminAccess"})
     EXPECT_EQ(json.find(key), std::string::npos) << key;
   auto doc = Parse(json);
   EXPECT_EQ(PlansFromJson(doc), std::vector<inject::ClaimPlan>{plan});
