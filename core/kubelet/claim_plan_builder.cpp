@@ -35,13 +35,15 @@ bool ConfigAppliesTo(const kube::OpaqueDeviceConfig& config, const std::string& 
                      [&](const std::string& r) { return r == request || r == parent; });
 }
 
-// The merged NetworkConfig for one result: FromClass entries first, then
-// FromClaim, so that what the claim says wins over its class.
+// The merged NetworkConfig for one result: FromClass entries first (unless
+// `with_class` is false), then FromClaim, so that what the claim says wins
+// over its class.
 std::optional<MergedNetworkConfig> ConfigFor(const kube::ResourceClaim& claim,
                                        const kube::DeviceAllocationResult& result,
-                                       const std::string& driver) {
+                                       const std::string& driver, bool with_class = true) {
   std::vector<std::string> objects, labels;
   for (const char* source : {"FromClass", "FromClaim"}) {
+    if (!with_class && std::string_view(source) == "FromClass") continue;
     for (std::size_t i = 0; i < claim.configs.size(); ++i) {
       const auto& config = claim.configs[i];
       const bool from_class = config.source == "FromClass";
@@ -564,12 +566,12 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
       continue;  // one device allocated twice (shared); prepared once
     plan.devices.push_back({result.request, result.pool, result.device, result.admin_access});
     const std::string where = who + ": device " + device.name;
-    auto merged = ConfigFor(claim, result, options.driver_name);
     if (result.admin_access) {
       // Read-only access beside the device's holder: nothing of the device
-      // is moved, configured or opened, so no config can apply to it.
-      if (merged) {
-        const auto set = FieldsSet(merged->config);
+      // is moved, configured or opened, so the claim may configure nothing
+      // (its class's config is for holders, and is not applied).
+      if (const auto own = ConfigFor(claim, result, options.driver_name, /*with_class=*/false)) {
+        const auto set = FieldsSet(own->config);
         if (!set.empty())
           throw PrepareError(where + " (request \"" + result.request + "\"): adminAccess gives read-only access, "
                              "which configures nothing; its config may not set " + Join(set));
@@ -577,6 +579,7 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
       admin_devices.push_back(&device);
       continue;
     }
+    auto merged = ConfigFor(claim, result, options.driver_name);
     allocated.push_back(device);
     plan.published_attributes[device.name] = kube::AttributesToJson(device.attributes);
     if (merged && !merged->config.profile.empty())

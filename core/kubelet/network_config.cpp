@@ -523,14 +523,14 @@ MergedNetworkConfig MergeNetworkConfigsWithJson(const std::vector<std::string>& 
 }
 
 std::vector<std::string> FieldsSet(const NetworkConfig& config) {
+  std::vector<std::string> named;  // list items and ethtool keys are named by their list
+  for (const auto& field : config.set_fields)
+    if (field.find('[') == std::string::npos && field.rfind("ethtool.", 0) != 0) named.push_back(field);
   std::vector<std::string> out;
-  for (const auto& field : config.set_fields) {
-    if (field.find('[') != std::string::npos || field.rfind("ethtool.", 0) == 0) continue;
-    if (field == "interface" && std::any_of(config.set_fields.begin(), config.set_fields.end(), [](const auto& f) {
-          return f.rfind("interface.", 0) == 0;
-        }))
-      continue;
-    out.push_back(field);
+  for (const auto& field : named) {
+    const bool has_child = std::any_of(named.begin(), named.end(),
+                                       [&](const std::string& f) { return f.rfind(field + ".", 0) == 0; });
+    if (!has_child) out.push_back(field);  // "interface.mtu" says more than "interface"
   }
   return out;
 }

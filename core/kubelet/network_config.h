@@ -110,8 +110,8 @@ MergedNetworkConfig MergeNetworkConfigsWithJson(const std::vector<std::string>& 
                                                 const std::vector<std::string>& labels);
 
 // The fields `config` sets, as a message names them: "routes", not every
-// "routes[0].gateway"; "ethtool", not each key; "interface.mtu", and
-// "interface" only when nothing under it is set.
+// "routes[0].gateway"; "ethtool", not each key; the most specific field
+// otherwise ("interface.vrf.name", not "interface" and "interface.vrf").
 std::vector<std::string> FieldsSet(const NetworkConfig& config);
 
 // Fields an RDMA-only device (no netdev) accepts: everything else set in

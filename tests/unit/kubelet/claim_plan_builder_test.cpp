@@ -665,6 +665,12 @@ TEST_F(PlanBuilderTest, AdminAccessTakesNoConfig) {
   EXPECT_THAT(ErrorOf(claim), HasSubstr("its config may not set profile"));  // no provider is asked
   claim.configs = {Opaque(R"({})")};
   EXPECT_EQ(ErrorOf(claim), "");
+  // A class's config is for the devices' holders: not applied, not refused.
+  claim.configs = {Opaque(R"({"interface":{"mtu":4000}})", "FromClass")};
+  EXPECT_EQ(ErrorOf(claim), "");
+  // The most specific fields are named.
+  claim.configs = {Opaque(R"({"interface":{"vrf":{"name":"blue"}},"ethtool":{"features":{"tso":false}}})")};
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("its config may not set interface.vrf.name, ethtool"));
 }
 
 TEST(TopLevelRequest, StripsSubrequest) {
