@@ -916,6 +916,12 @@ class FakeApiServer::Impl {
     int timeout_seconds = query["timeoutSeconds"].empty() ? 1800 : std::stoi(query["timeoutSeconds"]);
     bool bookmarks = query["allowWatchBookmarks"] == "true";
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+    // A watch the log shows is one ExpireWatches() from then on ends.
+    uint64_t expiry_epoch = 0;
+    {
+      std::lock_guard lock(mu_);
+      expiry_epoch = watch_expiry_epoch_;
+    }
     Log("GET", std::string(request.target()), 200);
 
     http::response<http::empty_body> response{http::status::ok, request.version()};
@@ -932,7 +938,6 @@ class FakeApiServer::Impl {
     };
 
     std::unique_lock lock(mu_);
-    const uint64_t expiry_epoch = watch_expiry_epoch_;
     const std::string& rv_text = query["resourceVersion"];
     uint64_t sent_through = 0;
     std::vector<std::string> initial;
