@@ -22,6 +22,8 @@ class UniqueFd {
 
   int get() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
+  // Gives up the fd without closing it.
+  [[nodiscard]] int Release() { return std::exchange(fd_, -1); }
   // Closes the fd held (if any) and holds `fd` instead.
   void Reset(int fd = -1) {
     if (fd_ >= 0) ::close(fd_);

@@ -22,6 +22,7 @@
 #include "daemon/persistent_attributes.h"
 #include "daemon/health.h"
 #include "daemon/process_metrics.h"
+#include "daemon/handover.h"
 #include "daemon/status_server.h"
 #include "dranet/build_info.h"
 #include "health/health_monitor.h"
@@ -151,6 +152,12 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   auto& plugin_results =
       metrics.Gauge("dranet_plugins", "Plugins by load outcome", {"plugin", "outcome"});
 
+  // A predecessor on this node (a rollout with surge) gives its status port
+  // now and its NRI connection when it stops.
+  const auto handover_socket = std::filesystem::path(options.state_dir) / kHandoverSocketName;
+  std::unique_ptr<HandoverClient> predecessor;
+  if (options.handover && !options.once)
+    predecessor = HandoverClient::Connect(handover_socket, logger, std::chrono::seconds(5));
   std::optional<StatusServer> status;
   try {
     status.emplace(options.metrics_address == "off" ? "" : options.metrics_address,
@@ -173,7 +180,8 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
                           return HttpReply{v.ok ? 200 : 503, "text/plain; charset=utf-8", v.detail + (v.ok ? "ok\n" : "")};
                         }},
                    },
-                   logger);
+                   logger, predecessor ? predecessor->TakeStatusListener() : UniqueFd(),
+                   /*wait_for_port=*/!options.once);
   } catch (const std::exception& e) {
     logger.Error("cannot serve metrics and health", {{"error", e.what()}});
     return 1;
@@ -445,6 +453,9 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
                                           : options.host_network_source == "snapshot" ? NetlinkSource::kSnapshot
                                                                                       : NetlinkSource::kAuto;
     if (options.cdi) kubelet_options.cdi_dir = options.cdi_dir;
+    kubelet_options.pod_uid = options.pod_uid;
+    // Beside another instance the kubelet needs a moment to turn to it.
+    if (!options.pod_uid.empty()) kubelet_options.deregistration_grace = std::chrono::milliseconds(1500);
     auto inventory_now = [&]() {
       std::lock_guard lock(devices_mu);
       return current_devices;
@@ -564,10 +575,50 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
         logger.Warning("first discovery is slow; registering with kubelet anyway");
     }
     if (kubelet_plugin) kubelet_plugin->Start();
-    if (nri_plugin) nri_plugin->Start();
   } catch (const std::exception& e) {
     logger.Error("cannot start", {{"error", e.what()}});
     return 1;
+  }
+
+  // The node's connections: taken from a predecessor when one runs (until
+  // then it serves the runtime, and this instance counts as connected for
+  // readiness), else made here; then offered to the next successor.
+  std::unique_ptr<HandoverServer> handover_server;
+  auto hold_node = [&] {
+    if (!options.handover) return;
+    HandoverServer::Hooks hooks;
+    hooks.give_status_listener = [&status] { return status->GiveAway(); };
+    hooks.successor_gone = [&status] { status->TakeBack(); };
+    handover_server = std::make_unique<HandoverServer>(handover_socket, std::move(hooks), logger);
+    try {
+      handover_server->Start();
+    } catch (const std::exception& e) {
+      logger.Warning("cannot offer a hand-over; a successor will start alone",
+                     {{"socket", handover_socket.string()}, {"error", e.what()}});
+      handover_server.reset();
+    }
+  };
+  std::atomic<bool> awaiting_predecessor{predecessor != nullptr};
+  std::atomic<bool> leaving{false};  // stopped before the predecessor handed over: take nothing
+  std::thread take_over;
+  if (predecessor) {
+    take_over = std::thread([&] {
+      pthread_setname_np(pthread_self(), "take-over");
+      auto handed = predecessor->WaitForNri();  // `predecessor` lives until this thread is joined
+      if (leaving) return;
+      if (nri_plugin) {
+        if (handed) nri_plugin->Start(std::move(*handed));
+        else nri_plugin->Start();
+      }
+      awaiting_predecessor = false;
+      on_status_change();
+      hold_node();
+    });
+  } else {
+    if (nri_plugin && !status->listening())
+      logger.Warning("another dranetd without hand-over may still serve this node; connecting to the runtime beside it");
+    if (nri_plugin) nri_plugin->Start();
+    hold_node();
   }
 
   auto& bypassed_now = metrics.Gauge("dranet_bypassed_containers",
@@ -596,7 +647,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
       }
       if (kubelet_plugin) health.Set("kubelet-registered", kubelet_plugin->registered());
       if (nri_plugin) {
-        health.Set("nri-connected", nri_plugin->connected());
+        health.Set("nri-connected", nri_plugin->connected() || awaiting_predecessor);
         bypassed_now.Set(static_cast<double>(nri_plugin->service().bypassed_containers()));
       }
       if (!heap_returned && health.Ready().ok) {
@@ -654,8 +705,19 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   }
   inventory_changed.notify_all();
   probe.join();
+  if (take_over.joinable()) {
+    leaving = true;
+    predecessor->Cancel();
+    take_over.join();
+  }
   if (kubelet_plugin) kubelet_plugin->Stop();  // no new prepares; sockets removed
-  if (nri_plugin) nri_plugin->Stop();          // in-flight hooks finish first
+  if (handover_server && handover_server->has_successor()) {
+    // The successor gets the runtime's connection as it stands: every
+    // request read is answered first, and the runtime sees no disconnect.
+    handover_server->HandOverNri(nri_plugin ? nri_plugin->HandOver() : std::nullopt, std::chrono::seconds(5));
+  }
+  if (nri_plugin) nri_plugin->Stop();  // in-flight hooks finish first
+  handover_server.reset();
   monitor.Stop();
   if (taints.joinable()) {
     taints.request_stop();

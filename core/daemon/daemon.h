@@ -71,6 +71,14 @@ struct DaemonOptions {
   // Feature gate DRAListTypeAttributes: resource.kubernetes.io/numaNode is
   // published as an int list (inventory::DiscoveryOptions::numa_node_list).
   bool list_type_attributes = false;
+  // This instance's pod UID (the DaemonSet pod's, from the downward API):
+  // kubelet sockets named per instance, so that a rollout with surge runs
+  // the old and the new dranetd side by side (kubelet 1.33+). Empty: one
+  // instance per node, the fixed socket names.
+  std::string pod_uid;
+  // The node's live connections (NRI, the status port) passed from an old
+  // instance to its successor over <state_dir>/handover.sock (handover.h).
+  bool handover = true;
   bool once = false;  // discover, publish once (when enabled), print the device count, exit
   plugins::PluginFlags plugins;
 };

@@ -86,6 +86,12 @@ int main(int argc, char** argv) {
                  "(Kubernetes before 1.36)");
   app.add_option("--nri", options.nri, "Run the NRI plugin (device nodes, env, netdevs at pod start)");
   app.add_option("--nri-socket", options.nri_socket, "The container runtime's NRI socket");
+  app.add_option("--pod-uid", options.pod_uid,
+                 "This dranetd's pod UID: kubelet sockets per instance, for rollouts with surge (kubelet 1.33+)")
+      ->envname("POD_UID");
+  app.add_option("--handover", options.handover,
+                 "Pass the NRI connection and status port to a successor (a rollout with surge) and take them "
+                 "from a predecessor");
   auto* resync = app.add_option_function<int>(
       "--resync-seconds", [&](int seconds) { max_poll_interval = std::to_string(seconds) + "s"; },
       "Rediscover at least this often (seconds; the older spelling of --inventory-max-poll-interval)");

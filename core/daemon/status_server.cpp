@@ -7,8 +7,17 @@
 #include <boost/beast/http.hpp>
 #include <pthread.h>
 
+#include <fcntl.h>
+#include <sys/socket.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <future>
 #include <memory>
 
 namespace dranet::daemon {
@@ -33,6 +42,10 @@ struct StatusServer::Impl {
   std::atomic<std::uint64_t> refused{0};
   asio::io_context io;
   tcp::acceptor acceptor{io};
+  asio::steady_timer retry{io};
+  tcp::endpoint endpoint;
+  std::string address;
+  std::atomic<bool> listening{false};
   std::map<std::string, HttpHandler> handlers;
   std::thread thread;
   Logger* logger = nullptr;
@@ -85,6 +98,52 @@ struct StatusServer::Impl {
     Impl& impl;
   };
 
+  // Opens, binds and listens; on the io thread once it runs.
+  boost::system::error_code Listen() {
+    boost::system::error_code ec;
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec && endpoint.address().is_v6() && endpoint.address().is_unspecified())
+      acceptor.set_option(asio::ip::v6_only(false), ec);
+    if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      boost::system::error_code ignored;
+      acceptor.close(ignored);
+      return ec;
+    }
+    listening = true;
+    Accept();
+    return ec;
+  }
+
+  // Listens now or, while the port is in use, every second until it can.
+  void ListenWhenFree() {
+    if (listening) return;
+    const auto ec = Listen();
+    if (!ec) {
+      logger->Info("serving metrics and health",
+                   {{"address", address}, {"port", static_cast<int64_t>(acceptor.local_endpoint().port())}});
+      return;
+    }
+    logger->Verbose(2, "status port not free yet; trying again in a second",
+                    {{"address", address}, {"error", ec.message()}});
+    retry.expires_after(std::chrono::seconds(1));
+    retry.async_wait([this](boost::system::error_code wait_ec) {
+      if (!wait_ec) ListenWhenFree();
+    });
+  }
+
+  // Runs `work` on the io thread and waits for it.
+  void OnIoThread(const std::function<void()>& work) {
+    std::promise<void> done;
+    asio::post(io, [&] {
+      work();
+      done.set_value();
+    });
+    done.get_future().wait();
+  }
+
   void Accept() {
     acceptor.async_accept(asio::make_strand(io), [this](boost::system::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
@@ -104,7 +163,7 @@ struct StatusServer::Impl {
 };
 
 StatusServer::StatusServer(const std::string& address, std::map<std::string, HttpHandler> handlers,
-                           Logger& logger)
+                           Logger& logger, UniqueFd inherited, bool wait_for_port)
     : impl_(std::make_unique<Impl>()) {
   impl_->handlers = std::move(handlers);
   impl_->logger = &logger;
@@ -123,18 +182,61 @@ StatusServer::StatusServer(const std::string& address, std::map<std::string, Htt
   boost::system::error_code ec;
   auto ip = host.empty() ? asio::ip::address(asio::ip::address_v6::any()) : asio::ip::make_address(host, ec);
   if (ec) throw std::runtime_error("--metrics-address \"" + address + "\": bad host: " + ec.message());
-  tcp::endpoint endpoint(ip, static_cast<uint16_t>(port_number));
-  impl_->acceptor.open(endpoint.protocol(), ec);
-  if (!ec && ip.is_v6() && host.empty()) impl_->acceptor.set_option(asio::ip::v6_only(false), ec);
-  if (!ec) impl_->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) impl_->acceptor.bind(endpoint, ec);
-  if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) throw std::runtime_error("cannot listen on " + address + ": " + ec.message());
-  port_ = impl_->acceptor.local_endpoint().port();
-  impl_->Accept();
-  impl_->thread = std::thread([impl = impl_.get()] { impl->io.run(); });
+  impl_->endpoint = tcp::endpoint(ip, static_cast<uint16_t>(port_number));
+  impl_->address = address;
+  if (inherited.valid()) {
+    sockaddr_storage bound{};
+    socklen_t size = sizeof(bound);
+    ::getsockname(inherited.get(), reinterpret_cast<sockaddr*>(&bound), &size);
+    impl_->acceptor.assign(bound.ss_family == AF_INET ? tcp::v4() : tcp::v6(), inherited.get(), ec);
+    if (ec) throw std::runtime_error("cannot serve the status socket handed over: " + ec.message());
+    [[maybe_unused]] const int owned = inherited.Release();  // the acceptor owns it now
+    impl_->listening = true;
+    impl_->Accept();
+    port_ = impl_->acceptor.local_endpoint().port();
+    logger.Info("serving metrics and health", {{"address", address}, {"port", static_cast<int64_t>(port_)},
+                                               {"from", "the instance before"}});
+  } else if (ec = impl_->Listen(); !ec) {
+    port_ = impl_->acceptor.local_endpoint().port();
+    logger.Info("serving metrics and health", {{"address", address}, {"port", static_cast<int64_t>(port_)}});
+  } else if (wait_for_port && ec == asio::error::address_in_use) {
+    port_ = impl_->endpoint.port();
+    logger.Warning("status port in use (an instance without hand-over still runs?); listening once it is free",
+                   {{"address", address}});
+    impl_->ListenWhenFree();
+  } else {
+    throw std::runtime_error("cannot listen on " + address + ": " + ec.message());
+  }
+  // Taken back (TakeBack) on the port it had, also when it was asked for 0.
+  impl_->endpoint.port(port_);
+  impl_->thread = std::thread([impl = impl_.get()] {
+    // Runs until the destructor stops it, listening or not.
+    auto work = asio::make_work_guard(impl->io);
+    impl->io.run();
+  });
   pthread_setname_np(impl_->thread.native_handle(), "status-http");
-  logger.Info("serving metrics and health", {{"address", address}, {"port", static_cast<int64_t>(port_)}});
+}
+
+bool StatusServer::listening() const { return impl_->listening.load(); }
+
+UniqueFd StatusServer::GiveAway() {
+  if (!impl_->thread.joinable()) return {};
+  UniqueFd given;
+  impl_->OnIoThread([&] {
+    impl_->retry.cancel();
+    if (!impl_->acceptor.is_open() || !impl_->listening) return;
+    given.Reset(::fcntl(impl_->acceptor.native_handle(), F_DUPFD_CLOEXEC, 0));
+    boost::system::error_code ignored;
+    impl_->acceptor.close(ignored);  // the socket stays open through `given`
+    impl_->listening = false;
+  });
+  if (given.valid()) impl_->logger->Info("status port given to the successor", {{"port", static_cast<int64_t>(port_)}});
+  return given;
+}
+
+void StatusServer::TakeBack() {
+  if (!impl_->thread.joinable()) return;
+  impl_->OnIoThread([&] { impl_->ListenWhenFree(); });
 }
 
 StatusServer::~StatusServer() {

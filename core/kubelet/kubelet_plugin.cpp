@@ -4,12 +4,16 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
+#include <tuple>
 
 #include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
@@ -210,8 +214,8 @@ class KubeletPlugin::Servers {
         health_(health),
         log_(log),
         status_listener_(std::move(status_listener)),
-        reg_path_(options.kubelet_root_dir / "plugins_registry" / (options.driver_name + "-reg.sock")),
-        dra_path_(options.kubelet_root_dir / "plugins" / options.driver_name / "dra.sock"),
+        reg_path_(RegistrationSocketPath(options)),
+        dra_path_(DraSocketPath(options)),
         v1_(service, "v1"),
         v1beta1_(service, "v1beta1"),
         registration_(*this) {
@@ -224,6 +228,7 @@ class KubeletPlugin::Servers {
   ~Servers() { Stop(); }
 
   void Start() {
+    if (!options_.pod_uid.empty()) RemoveDeadSiblings();
     Serve(dra_);
     Serve(reg_);
     stop_fd_.Reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
@@ -240,6 +245,16 @@ class KubeletPlugin::Servers {
       watcher_.join();
     }
     // Registration first: kubelet stops sending work before the DRA socket goes.
+    if (options_.deregistration_grace.count() > 0 && reg_.server) {
+      // The file goes first, so the kubelet deregisters this instance and
+      // turns to another while this one still answers.
+      if (reg_.inode != 0 && SocketInode(reg_path_) == reg_.inode) ::unlink(reg_path_.c_str());
+      reg_.inode = 0;
+      log_.Info("kubelet registration socket removed; still answering for a while",
+                {{"socket", reg_path_.string()},
+                 {"graceMs", static_cast<int64_t>(options_.deregistration_grace.count())}});
+      std::this_thread::sleep_for(options_.deregistration_grace);
+    }
     Shutdown(reg_);
     Shutdown(dra_);
     std::lock_guard lock(mu_);
@@ -365,6 +380,36 @@ class KubeletPlugin::Servers {
         }
       }
       all_served = CheckSockets();
+    }
+  }
+
+  // Sockets of other instances (per-pod names) that no process answers any
+  // more: a pod killed before it could remove them. The kubelet would try to
+  // register them again at each of its restarts.
+  void RemoveDeadSiblings() {
+    const std::string driver = options_.driver_name;
+    auto dead_sibling = [&](const std::filesystem::path& file, const std::string& prefix, const std::string& suffix) {
+      const std::string name = file.filename().string();
+      if (name.size() <= prefix.size() + suffix.size() || !name.starts_with(prefix) || !name.ends_with(suffix))
+        return false;
+      if (file == reg_path_ || file == dra_path_) return false;
+      UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      sockaddr_un addr{};
+      addr.sun_family = AF_UNIX;
+      if (!fd.valid() || file.string().size() >= sizeof(addr.sun_path)) return false;
+      std::memcpy(addr.sun_path, file.c_str(), file.string().size());
+      return ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 &&
+             errno == ECONNREFUSED;
+    };
+    for (const auto& [dir, prefix, suffix] :
+         {std::tuple{reg_path_.parent_path(), driver + "-", std::string("-reg.sock")},
+          std::tuple{dra_path_.parent_path(), std::string("dra-"), std::string(".sock")}}) {
+      std::error_code ec;
+      for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (!dead_sibling(it->path(), prefix, suffix)) continue;
+        if (::unlink(it->path().c_str()) == 0)
+          log_.Info("removed the socket of an instance that is gone", {{"socket", it->path().string()}});
+      }
     }
   }
 
@@ -503,12 +548,26 @@ std::string KubeletPlugin::registration_error() const { return servers_ ? server
 uint64_t KubeletPlugin::socket_restarts() const { return servers_ ? servers_->restarts() : 0; }
 uint64_t KubeletPlugin::failed_socket_restarts() const { return servers_ ? servers_->failed_restarts() : 0; }
 
-std::filesystem::path KubeletPlugin::registration_socket() const {
-  return options_.kubelet_root_dir / "plugins_registry" / (options_.driver_name + "-reg.sock");
+namespace {
+// The infix the pod UID adds to a socket name ("" without one).
+std::string PodInfix(const KubeletPluginOptions& options) {
+  if (options.pod_uid.empty()) return "";
+  for (char c : options.pod_uid)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-')
+      throw std::invalid_argument("pod UID \"" + options.pod_uid + "\" is not a plain name ([A-Za-z0-9-]+)");
+  return "-" + options.pod_uid;
 }
-std::filesystem::path KubeletPlugin::dra_socket() const {
-  return options_.kubelet_root_dir / "plugins" / options_.driver_name / "dra.sock";
+}  // namespace
+
+std::filesystem::path RegistrationSocketPath(const KubeletPluginOptions& options) {
+  return options.kubelet_root_dir / "plugins_registry" / (options.driver_name + PodInfix(options) + "-reg.sock");
 }
+std::filesystem::path DraSocketPath(const KubeletPluginOptions& options) {
+  return options.kubelet_root_dir / "plugins" / options.driver_name / ("dra" + PodInfix(options) + ".sock");
+}
+
+std::filesystem::path KubeletPlugin::registration_socket() const { return RegistrationSocketPath(options_); }
+std::filesystem::path KubeletPlugin::dra_socket() const { return DraSocketPath(options_); }
 
 DraService& KubeletPlugin::service() {
   if (!service_) throw std::logic_error("KubeletPlugin::service() before Start()");

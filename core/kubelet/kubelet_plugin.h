@@ -5,14 +5,23 @@
 // KubeletPlugin serves, on unix sockets under --kubelet-root-dir
 // (k8s.io/kubelet pkg/apis/pluginregistration/v1, pkg/apis/dra/v1, v1beta1):
 //   plugins_registry/<driver>-reg.sock  pluginregistration.Registration:
+//       (<driver>-<pod UID>-reg.sock with pod_uid: see below)
 //       GetInfo → {type "DRAPlugin", name <driver>, endpoint <DRA socket>,
 //                  supported_versions ["v1.DRAPlugin", "v1beta1.DRAPlugin"]};
 //       NotifyRegistrationStatus is logged and drives registered().
 //   plugins/<driver>/dra.sock           k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin
+//       (dra-<pod UID>.sock with pod_uid)
 //                                       and ...dra.v1beta1.DRAPlugin, both
 //       answered by one DraService (dra_service.h); with a health reporter
 //       also v1.DRAResourceHealth and v1alpha1.DRAResourceHealth (the
 //       kubelet's device health stream), advertised in supported_versions.
+// With pod_uid set (dranetd's --pod-uid, the DaemonSet pod's UID) both
+// sockets carry it in their names, the names of kubelet's seamless plugin
+// upgrade (Kubernetes 1.33+): during a DaemonSet rollout with surge the old
+// and the new dranetd are registered side by side and the kubelet sends each
+// call to the newest one connected. Stop() then removes the registration
+// socket first and keeps the DRA socket served for deregistration_grace, so
+// the kubelet moves on to the other instance before this one stops answering.
 // Stale socket files are removed before listening. A watcher thread checks
 // both socket files whenever their directories change (inotify) and at least
 // every socket_check_interval; when one was removed or replaced (kubelet
@@ -73,7 +82,19 @@ struct KubeletPluginOptions {
   // it at once; the interval covers what inotify does not see (no inotify
   // instance to be had, a directory replaced by a mount).
   std::chrono::milliseconds socket_check_interval{60000};
+  // This instance's pod UID: per-instance socket names (see above). Empty:
+  // the fixed names, one instance per node.
+  std::string pod_uid;
+  // How long Stop() keeps the DRA socket answering after it removed the
+  // registration socket (the kubelet's plugin watcher deregisters within
+  // about a second).
+  std::chrono::milliseconds deregistration_grace{0};
 };
+
+// The sockets `options` names (see above). Throws std::invalid_argument for
+// a pod UID that is not a plain name ([A-Za-z0-9-]+).
+std::filesystem::path RegistrationSocketPath(const KubeletPluginOptions& options);
+std::filesystem::path DraSocketPath(const KubeletPluginOptions& options);
 
 class KubeletPlugin {
  public:

@@ -32,6 +32,17 @@ std::string EncodeMuxFrames(std::uint32_t conn_id, std::string_view message) {
   return out;
 }
 
+std::string MuxDecoder::Replay() const {
+  std::string out;
+  if (in_payload_) {
+    PutBigEndian32(out, conn_);
+    PutBigEndian32(out, left_);
+  } else {
+    out.assign(reinterpret_cast<const char*>(header_), header_fill_);
+  }
+  return out;
+}
+
 void MuxDecoder::Feed(std::string_view bytes) {
   while (!bytes.empty()) {
     if (!in_payload_) {

@@ -51,6 +51,9 @@ class MuxDecoder {
 
   // Throws MuxProtocolError for a frame longer than kMuxMaxPayload.
   void Feed(std::string_view bytes);
+  // Bytes that bring a new decoder to this one's state when fed to it: the
+  // partial header, or a header for the rest of the frame being read.
+  std::string Replay() const;
 
  private:
   Sink sink_;

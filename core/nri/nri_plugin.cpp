@@ -36,11 +36,17 @@ NriPlugin::NriPlugin(Options options, state::PreparedClaims& claims,
 
 NriPlugin::~NriPlugin() { Stop(); }
 
-void NriPlugin::Start() {
+void NriPlugin::Start() { StartLoop(std::nullopt); }
+
+void NriPlugin::Start(NriHandover handed) { StartLoop(std::move(handed)); }
+
+void NriPlugin::StartLoop(std::optional<NriHandover> handed) {
   std::lock_guard lock(mu_);
   if (thread_.joinable()) return;
   stopping_ = false;
-  thread_ = std::thread([this] { RunLoop(); });
+  thread_ = std::thread([this, handed = std::make_shared<std::optional<NriHandover>>(std::move(handed))] {
+    RunLoop(std::move(*handed));
+  });
   pthread_setname_np(thread_.native_handle(), "nri-client");
   netns_thread_ = std::thread([this] { WatchNetns(); });
   pthread_setname_np(netns_thread_.native_handle(), "nri-netns");
@@ -81,6 +87,21 @@ void NriPlugin::Stop() {
   if (watcher.joinable()) watcher.join();
 }
 
+std::optional<NriHandover> NriPlugin::HandOver() {
+  std::shared_ptr<TtrpcSession> session;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;  // the loop does not reconnect once the session is gone
+    if (ConnectedLocked()) session = session_;
+  }
+  cv_.notify_all();
+  std::optional<TtrpcSession::Detached> detached;
+  if (session) detached = session->Detach();  // waits for the request being answered
+  Stop();
+  if (!detached) return std::nullopt;
+  return NriHandover{std::move(detached->socket), std::move(detached->state), service_.KnownPods()};
+}
+
 bool NriPlugin::ConnectedLocked() const {
   return registered_ && session_ && !session_->closed() && service_.configured();
 }
@@ -100,11 +121,49 @@ bool NriPlugin::WaitBackoff(std::chrono::milliseconds delay) {
   return !cv_.wait_for(lock, delay, [&] { return stopping_; });
 }
 
-void NriPlugin::RunLoop() {
+bool NriPlugin::Serve(const std::shared_ptr<TtrpcSession>& session) {
+  while (!session->WaitClosed(std::chrono::hours(1))) {
+  }
+  const std::string reason = session->close_reason();
+  if (reason == "handed over") {
+    log_.Info("NRI connection handed over to the next instance");
+    return true;
+  }
+  log_.Warning("NRI connection closed, reconnecting", {{"reason", reason}});
+  return false;
+}
+
+void NriPlugin::RunLoop(std::optional<NriHandover> handed) {
   std::mt19937 rng(std::random_device{}());
   std::uniform_real_distribution<double> jitter(0.5, 1.0);
   auto backoff = options_.initial_backoff;
   bool outage_logged = false;
+
+  if (handed) {
+    // Registered and configured by the runtime already: no RegisterPlugin,
+    // and the runtime sends neither Configure nor Synchronize again.
+    auto session = std::make_shared<TtrpcSession>(
+        std::move(handed->socket), TtrpcSession::kPluginRoles,
+        [this](const RpcRequest& r) { return service_.Handle(r); }, "nri-conn", std::move(handed->session));
+    service_.AdoptHandedOver(handed->pods);
+    connections_.fetch_add(1);
+    {
+      std::lock_guard lock(mu_);
+      session_ = session;
+      registered_ = !stopping_;
+    }
+    cv_.notify_all();
+    if (options_.on_state_change) options_.on_state_change();
+    const bool handed_on = Serve(session);
+    {
+      std::lock_guard lock(mu_);
+      registered_ = false;
+      session_.reset();
+    }
+    session.reset();
+    if (options_.on_state_change) options_.on_state_change();
+    if (handed_on) return;
+  }
 
   while (true) {
     {
@@ -150,9 +209,12 @@ void NriPlugin::RunLoop() {
         }
         cv_.notify_all();
         if (options_.on_state_change) options_.on_state_change();
-        while (!session->WaitClosed(std::chrono::hours(1))) {
+        if (Serve(session)) {
+          std::lock_guard lock(mu_);
+          registered_ = false;
+          session_.reset();
+          return;  // the thread that handed it over joins this one
         }
-        log_.Warning("NRI connection closed, reconnecting", {{"reason", session->close_reason()}});
       } else {
         log_.Error("NRI plugin registration failed", {{"socket", options_.socket_path},
                                                       {"code", static_cast<int>(result.status.code)},

@@ -23,8 +23,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -32,11 +34,10 @@
 #include "base/metrics.h"
 #include "inject/pod_netns_applier.h"
 #include "nri/plugin_service.h"
+#include "nri/ttrpc_session.h"
 #include "state/prepared_claims.h"
 
 namespace dranet::nri {
-
-class TtrpcSession;
 
 struct NriPluginOptions {
   std::string socket_path = "/var/run/nri/nri.sock";  // --nri-socket
@@ -67,6 +68,15 @@ struct NriPluginOptions {
   std::function<void()> on_pods_held;
 };
 
+// A live, registered connection to the runtime, passed from one dranetd to
+// its successor on the node (a DaemonSet rollout): the runtime never sees it
+// close, and only one process answers it at any time.
+struct NriHandover {
+  UniqueFd socket;
+  TtrpcResumption session;
+  std::map<std::string, std::string> pods;  // PluginService::KnownPods()
+};
+
 class NriPlugin {
  public:
   using Options = NriPluginOptions;
@@ -80,6 +90,13 @@ class NriPlugin {
 
   // Starts the connect loop. Idempotent.
   void Start();
+  // Starts on a connection another instance handed over (HandOver()); the
+  // connect loop takes over when it closes.
+  void Start(NriHandover handed);
+  // Stops (as Stop()) and gives up the live connection, still open, with
+  // what the plugin knew, once every request read is answered. nullopt when
+  // it was not registered on a live connection (then it is closed).
+  std::optional<NriHandover> HandOver();
   // Closes the connection and joins the threads. Idempotent. Waits for a
   // hook that is running to finish.
   void Stop();
@@ -93,7 +110,10 @@ class NriPlugin {
   PluginService& service() { return service_; }
 
  private:
-  void RunLoop();
+  void StartLoop(std::optional<NriHandover> handed);
+  void RunLoop(std::optional<NriHandover> handed);
+  // Waits while `session` is open; true when it was handed over.
+  bool Serve(const std::shared_ptr<TtrpcSession>& session);
   void WatchNetns();
   bool ConnectedLocked() const;
   bool WaitBackoff(std::chrono::milliseconds delay);  // false when stopping

@@ -72,6 +72,33 @@ std::optional<std::string> PluginService::KnownNetns(const std::string& pod_uid)
   return it->second;
 }
 
+std::map<std::string, std::string> PluginService::KnownPods() const {
+  std::lock_guard lock(mu_);
+  return netns_by_pod_;
+}
+
+void PluginService::AdoptHandedOver(const std::map<std::string, std::string>& pods) {
+  {
+    std::lock_guard lock(mu_);
+    configured_ = true;
+    for (const auto& [uid, path] : pods) netns_by_pod_[uid] = path;
+  }
+  std::size_t adopted = 0;
+  for (const auto& [uid, path] : pods) {
+    const auto plans = claims_.ForPod(uid);
+    if (CountNetdevs(plans) == 0) continue;
+    try {
+      applier_.AdoptPod({uid, "", "", path}, plans);
+      ++adopted;
+    } catch (const std::exception& e) {
+      log_.Error("a handed-over pod's netdevs: cannot keep track of them", {{"pod", uid}, {"error", e.what()}});
+    }
+  }
+  log_.Info("NRI connection taken over", {{"pods", pods.size()}, {"podsWithNetdevs", adopted}});
+  if (on_pods_held_) on_pods_held_();
+  if (on_state_change_) on_state_change_();
+}
+
 inject::PodSandboxRef PluginService::RefOf(const api::PodSandbox& pod, bool use_cache, bool has_claims) {
   inject::PodSandboxRef ref{pod.uid(), pod.namespace_(), pod.name(), NetnsPathOf(pod)};
   std::lock_guard lock(mu_);

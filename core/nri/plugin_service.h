@@ -119,6 +119,13 @@ class PluginService {
   void ResetConnection();
   // The netns path last learned for a pod (for tests and logs).
   std::optional<std::string> KnownNetns(const std::string& pod_uid) const;
+  // Every pod with claims the runtime runs, as learned: pod UID -> netns
+  // path (what a successor adopts with the connection).
+  std::map<std::string, std::string> KnownPods() const;
+  // A connection another instance handed over, with the pods it knew: the
+  // service is configured as that instance was (the runtime does not send
+  // Configure or Synchronize again), and each pod with netdevs is adopted.
+  void AdoptHandedOver(const std::map<std::string, std::string>& pods);
 
  private:
   // Handle without the observation: `operation` becomes the hook's name,

@@ -45,6 +45,16 @@ TtrpcHeader DecodeTtrpcHeader(std::span<const std::uint8_t, kTtrpcHeaderBytes> b
   return h;
 }
 
+std::string TtrpcStreamDecoder::Replay() const {
+  if (skip_left_ > 0) {
+    std::string out(reinterpret_cast<const char*>(header_), kTtrpcHeaderBytes);
+    out.append(current_.length - skip_left_, '\0');
+    return out;
+  }
+  if (!have_header_) return std::string(reinterpret_cast<const char*>(header_), header_fill_);
+  return std::string(reinterpret_cast<const char*>(header_), kTtrpcHeaderBytes) + data_;
+}
+
 std::vector<TtrpcMessage> TtrpcStreamDecoder::Feed(std::string_view bytes) {
   std::vector<TtrpcMessage> done;
   while (!bytes.empty()) {

@@ -69,6 +69,11 @@ class TtrpcStreamDecoder {
 
   // Bytes buffered towards the next message (for tests).
   std::size_t pending_bytes() const { return header_fill_ + data_.size(); }
+  // Bytes that bring a new decoder to this one's state when fed to it (a
+  // connection handed to another process): the partial header, or the
+  // header and the data so far (an oversized message's skipped part as
+  // zeros).
+  std::string Replay() const;
 
  private:
   std::uint32_t max_;

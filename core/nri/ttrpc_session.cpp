@@ -1,20 +1,38 @@
 #include "nri/ttrpc_session.h"
 
+#include <poll.h>
 #include <pthread.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <system_error>
+#include <utility>
 
 #include "nri/proto/ttrpc.pb.h"
 
 namespace dranet::nri {
 
 TtrpcSession::TtrpcSession(UniqueFd socket, Roles roles, RpcHandler handler,
-                           const std::string& thread_name)
-    : fd_(std::move(socket)), roles_(roles), handler_(std::move(handler)) {
+                           const std::string& thread_name, Resumption resumed)
+    : fd_(std::move(socket)),
+      wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+      roles_(roles),
+      handler_(std::move(handler)),
+      replay_(std::move(resumed.replay)),
+      mux_([this](std::uint32_t conn, std::string_view bytes) {
+        if (conn == roles_.serve_conn) {
+          for (const auto& m : serve_decoder_.Feed(bytes)) OnServeMessage(m);
+        } else if (conn == roles_.call_conn) {
+          for (const auto& m : call_decoder_.Feed(bytes)) OnCallMessage(m);
+        }  // other connection ids are dropped, as the Go multiplexer does
+      }),
+      last_served_stream_(resumed.last_served_stream),
+      next_stream_(resumed.next_stream) {
+  if (!wake_.valid()) throw std::system_error(errno, std::generic_category(), "eventfd");
   reader_ = std::thread([this] { ReadLoop(); });
   pthread_setname_np(reader_.native_handle(), thread_name.substr(0, 15).c_str());
 }
@@ -175,16 +193,54 @@ void TtrpcSession::OnCallMessage(const TtrpcMessage& message) {
   cv_.notify_all();
 }
 
+std::optional<TtrpcSession::Detached> TtrpcSession::Detach() {
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return std::nullopt;
+    detaching_ = true;
+  }
+  const std::uint64_t one = 1;
+  [[maybe_unused]] ssize_t woken = ::write(wake_.get(), &one, sizeof(one));
+  if (reader_.joinable()) reader_.join();
+  std::lock_guard write_lock(write_mu_);
+  std::lock_guard lock(mu_);
+  if (closed_) return std::nullopt;  // the peer closed, or an error, before the reader stopped
+  Detached out;
+  // Each connection's partial message as a frame of its own, then the
+  // frame being read: fed in this order they rebuild both decoders.
+  for (const auto& [conn, pending] : {std::pair{roles_.serve_conn, serve_decoder_.Replay()},
+                                      std::pair{roles_.call_conn, call_decoder_.Replay()}})
+    if (!pending.empty()) out.state.replay += EncodeMuxFrames(conn, pending);
+  out.state.replay += mux_.Replay();
+  out.state.next_stream = next_stream_;
+  out.state.last_served_stream = last_served_stream_;
+  out.socket = std::move(fd_);
+  closed_ = true;
+  close_reason_ = "handed over";
+  cv_.notify_all();
+  return out;
+}
+
 void TtrpcSession::ReadLoop() {
-  MuxDecoder mux([this](std::uint32_t conn, std::string_view bytes) {
-    if (conn == roles_.serve_conn) {
-      for (const auto& m : serve_decoder_.Feed(bytes)) OnServeMessage(m);
-    } else if (conn == roles_.call_conn) {
-      for (const auto& m : call_decoder_.Feed(bytes)) OnCallMessage(m);
-    }  // other connection ids are dropped, as the Go multiplexer does
-  });
+  try {
+    if (!replay_.empty()) mux_.Feed(std::exchange(replay_, {}));
+  } catch (const MuxProtocolError& e) {
+    Close(std::string("protocol error: ") + e.what());
+    return;
+  }
   std::string buf(64 * 1024, '\0');
-  while (!closed()) {
+  for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      if (closed_ || detaching_) return;
+    }
+    pollfd fds[2] = {{fd_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      Close(std::string("poll failed: ") + std::strerror(errno));
+      break;
+    }
+    if (fds[1].revents & POLLIN) continue;  // Detach(): seen at the top
     const ssize_t n = ::read(fd_.get(), buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
@@ -192,7 +248,7 @@ void TtrpcSession::ReadLoop() {
       break;
     }
     try {
-      mux.Feed(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+      mux_.Feed(std::string_view(buf.data(), static_cast<std::size_t>(n)));
     } catch (const MuxProtocolError& e) {
       Close(std::string("protocol error: ") + e.what());
       break;

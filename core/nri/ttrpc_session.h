@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -46,6 +47,15 @@ struct RpcResult {
 // Answers one request. Exceptions become INTERNAL errors.
 using RpcHandler = std::function<RpcResult(const RpcRequest&)>;
 
+// Where a session stood when another process gave it up
+// (TtrpcSession::Detach()): a session resumed from it goes on as if it had
+// read everything itself.
+struct TtrpcResumption {
+  std::string replay;                    // bytes read but not yet whole messages, fed first
+  std::uint32_t next_stream = 1;         // the next call's stream id
+  std::uint32_t last_served_stream = 0;  // the last request answered
+};
+
 class TtrpcSession {
  public:
   struct Roles {
@@ -55,9 +65,17 @@ class TtrpcSession {
   static constexpr Roles kPluginRoles{kPluginServiceConn, kRuntimeServiceConn};
   static constexpr Roles kRuntimeRoles{kRuntimeServiceConn, kPluginServiceConn};
 
+  using Resumption = TtrpcResumption;
+  struct Detached {
+    UniqueFd socket;
+    Resumption state;
+  };
+
   // Takes the connected socket and starts the reader thread (named
-  // `thread_name`, at most 15 characters).
-  TtrpcSession(UniqueFd socket, Roles roles, RpcHandler handler, const std::string& thread_name);
+  // `thread_name`, at most 15 characters); `resumed` when the socket comes
+  // from another process's Detach().
+  TtrpcSession(UniqueFd socket, Roles roles, RpcHandler handler, const std::string& thread_name,
+               Resumption resumed = {});
   ~TtrpcSession();  // closes and joins the reader
   TtrpcSession(const TtrpcSession&) = delete;
   TtrpcSession& operator=(const TtrpcSession&) = delete;
@@ -74,6 +92,13 @@ class TtrpcSession {
   bool closed() const;
   std::string close_reason() const;
 
+  // Stops reading once what was read is handled (every whole request in it
+  // answered) and gives up the socket, still open, with the state another
+  // session resumes from; the peer sees nothing. The session is closed
+  // afterwards ("handed over"). nullopt when it was closed already, or
+  // closes meanwhile. Not from a handler (it waits for the reader).
+  std::optional<Detached> Detach();
+
  private:
   struct Pending {
     bool done = false;
@@ -88,11 +113,15 @@ class TtrpcSession {
   void Reply(std::uint32_t stream_id, const RpcResult& result);
 
   UniqueFd fd_;
+  UniqueFd wake_;  // eventfd: Detach() wakes the reader's poll
   Roles roles_;
   RpcHandler handler_;
+  std::string replay_;  // fed by the reader before it reads
   TtrpcStreamDecoder serve_decoder_;
   TtrpcStreamDecoder call_decoder_;
+  MuxDecoder mux_;
   std::uint32_t last_served_stream_ = 0;
+  bool detaching_ = false;  // under mu_
 
   std::mutex write_mu_;  // one whole message per write
   mutable std::mutex mu_;

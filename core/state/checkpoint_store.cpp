@@ -1,9 +1,13 @@
 #include "state/checkpoint_store.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -26,6 +30,27 @@ namespace dranet::state {
 namespace {
 
 constexpr std::size_t kMaxCheckpointBytes = 64 * 1024 * 1024;
+constexpr const char* kLockFileName = "claims.lock";
+constexpr const char* kGenerationFileName = "claims.generation";
+
+// flock() held for a scope; a no-op on an invalid fd.
+class FileLock {
+ public:
+  FileLock(const UniqueFd& fd, int operation) : fd_(fd.get()) {
+    if (fd_ < 0) return;
+    while (::flock(fd_, operation) != 0) {
+      if (errno != EINTR) throw std::system_error(errno, std::generic_category(), "flock state lock");
+    }
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::flock(fd_, LOCK_UN);
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
 constexpr const char* kKind = "DranetCheckpoint";
 
 // The checksum of `claims_json`, the claims array's text, under `boot_id`;
@@ -139,7 +164,99 @@ CheckpointStore::CheckpointStore(CheckpointOptions options, Logger& log)
   if (boot_id_.empty())
     log_.Warning("boot id unreadable; state is not tied to a boot",
                  {{"file", (options_.procfs_root / "sys/kernel/random/boot_id").string()}});
+  OpenShared();
+  FileLock exclusive(lock_fd_, LOCK_EX);
+  seen_generation_ = Generation();
   Load();
+}
+
+CheckpointStore::~CheckpointStore() {
+  if (generation_ != nullptr) ::munmap(generation_, sizeof(std::uint64_t));
+}
+
+void CheckpointStore::OpenShared() {
+  const auto lock_path = options_.state_dir / kLockFileName;
+  lock_fd_.Reset(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!lock_fd_.valid())
+    throw std::system_error(errno, std::generic_category(), "cannot open " + lock_path.string());
+  const auto counter_path = options_.state_dir / kGenerationFileName;
+  UniqueFd counter(::open(counter_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!counter.valid())
+    throw std::system_error(errno, std::generic_category(), "cannot open " + counter_path.string());
+  {
+    // Grown to its 8 bytes once, by whoever comes first (zeros: counter 0).
+    FileLock exclusive(lock_fd_, LOCK_EX);
+    struct stat st{};
+    if (::fstat(counter.get(), &st) != 0 ||
+        (st.st_size < static_cast<off_t>(sizeof(std::uint64_t)) && ::ftruncate(counter.get(), sizeof(std::uint64_t)) != 0))
+      throw std::system_error(errno, std::generic_category(), "cannot size " + counter_path.string());
+  }
+  void* mapped = ::mmap(nullptr, sizeof(std::uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, counter.get(), 0);
+  if (mapped == MAP_FAILED)
+    throw std::system_error(errno, std::generic_category(), "cannot map " + counter_path.string());
+  generation_ = static_cast<std::uint64_t*>(mapped);
+}
+
+uint64_t CheckpointStore::Generation() const {
+  return std::atomic_ref<std::uint64_t>(*generation_).load(std::memory_order_acquire);
+}
+
+uint64_t CheckpointStore::BumpGeneration() {
+  return std::atomic_ref<std::uint64_t>(*generation_).fetch_add(1, std::memory_order_acq_rel);
+}
+
+void CheckpointStore::RefreshLocked(std::unique_lock<std::mutex>& lock) {
+  if (Generation() == seen_generation_) return;
+  // This instance's own write changes claim_json_ without mu_: not during one.
+  written_.wait(lock, [&] { return !writing_; });
+  if (Generation() == seen_generation_) return;
+  FileLock shared(lock_fd_, LOCK_SH);  // no instance writes while the files are read
+  const uint64_t generation = Generation();
+  std::map<std::string, inject::ClaimPlan> claims;
+  std::map<std::string, std::string> texts;
+  std::map<std::filesystem::path, std::pair<ino_t, std::string>> parsed;
+  std::size_t reparsed = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(claims_dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& file = it->path();
+    struct stat st{};
+    if (file.extension() != ".json" || ::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (auto known = parsed_.find(file); known != parsed_.end() && known->second.first == st.st_ino) {
+      const std::string& uid = known->second.second;
+      auto plan = claims_.find(uid);
+      auto text = claim_json_.find(uid);
+      if (plan != claims_.end() && text != claim_json_.end()) {
+        claims.emplace(uid, plan->second);
+        texts.emplace(uid, text->second);
+        parsed.emplace(file, known->second);
+        continue;
+      }
+    }
+    ++reparsed;
+    auto content = LoadFile(file);
+    if (!content || content->plans.size() != 1 || content->boot_id != boot_id_ ||
+        ClaimFileIfAny(content->plans[0].claim_uid) != file)
+      continue;  // set aside by LoadFile, or not a claim of this boot: Load's rules at the next start
+    auto& plan = content->plans[0];
+    parsed.emplace(file, std::pair{st.st_ino, plan.claim_uid});
+    texts.emplace(plan.claim_uid, PlanToJson(plan));
+    claims.emplace(plan.claim_uid, std::move(plan));
+  }
+  // A claim whose file this instance's failed write may have left changed
+  // stays as this instance holds it: its next write puts the file right.
+  for (const auto& uid : unsynced_) {
+    claims.erase(uid);
+    texts.erase(uid);
+    if (auto plan = claims_.find(uid); plan != claims_.end()) claims.emplace(uid, plan->second);
+    if (auto text = claim_json_.find(uid); text != claim_json_.end()) texts.emplace(uid, text->second);
+  }
+  log_.Verbose(1, "claims written by another instance; rescanned",
+               {{"claims", claims.size()}, {"reparsed", reparsed}, {"before", claims_.size()}});
+  claims_.swap(claims);
+  claim_json_.swap(texts);
+  parsed_.swap(parsed);
+  seen_generation_ = generation;
+  ++rescans_;
 }
 
 void CheckpointStore::Discard(const std::filesystem::path& file, const std::string& problem) {
@@ -404,12 +521,20 @@ void CheckpointStore::Commit(Mutation& mine) {
     std::exception_ptr error;
     if (!touched.empty()) {
       lock.unlock();  // readers and new callers go on while the files are written
+      uint64_t before = 0;
       try {
+        FileLock exclusive(lock_fd_, LOCK_EX);
         Write(touched);
+        // Only a write that succeeded is announced: what a failed one left
+        // is mended by this instance's next write, which is.
+        before = BumpGeneration();
       } catch (...) {
         error = std::current_exception();
       }
       lock.lock();
+      // Only this write since the last look: the files are what this
+      // instance holds. Otherwise the next read rescans.
+      if (!error && before == seen_generation_) seen_generation_ = before + 1;
       if (error) {
         for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
           if (it->second) claim_json_.insert_or_assign(it->first, std::move(*it->second));
@@ -453,15 +578,22 @@ void CheckpointStore::Remove(const std::vector<std::string>& claim_uids) {
   Commit(m);
 }
 
+std::unique_lock<std::mutex> CheckpointStore::ReadLock() const {
+  std::unique_lock lock(mu_);
+  // Reading follows the files: the cache is made equal to them first.
+  const_cast<CheckpointStore*>(this)->RefreshLocked(lock);
+  return lock;
+}
+
 std::optional<inject::ClaimPlan> CheckpointStore::Get(const std::string& claim_uid) const {
-  std::lock_guard lock(mu_);
+  auto lock = ReadLock();
   auto it = claims_.find(claim_uid);
   if (it == claims_.end()) return std::nullopt;
   return it->second;
 }
 
 std::vector<inject::ClaimPlan> CheckpointStore::ForPod(const std::string& pod_uid) const {
-  std::lock_guard lock(mu_);
+  auto lock = ReadLock();
   std::vector<inject::ClaimPlan> out;
   for (const auto& [uid, plan] : claims_)
     for (const auto& pod : plan.pod_uids)
@@ -473,7 +605,7 @@ std::vector<inject::ClaimPlan> CheckpointStore::ForPod(const std::string& pod_ui
 }
 
 std::vector<inject::ClaimPlan> CheckpointStore::All() const {
-  std::lock_guard lock(mu_);
+  auto lock = ReadLock();
   std::vector<inject::ClaimPlan> out;
   out.reserve(claims_.size());
   for (const auto& [uid, plan] : claims_) out.push_back(plan);
@@ -488,6 +620,11 @@ uint64_t CheckpointStore::writes() const {
 std::size_t CheckpointStore::pending() const {
   std::lock_guard lock(mu_);
   return queue_.size();
+}
+
+uint64_t CheckpointStore::rescans() const {
+  std::lock_guard lock(mu_);
+  return rescans_;
 }
 
 uint64_t CheckpointStore::committed_mutations() const {

@@ -32,13 +32,28 @@
 // cannot crash-loop the daemon. It throws std::system_error only when the
 // state directory cannot be created.
 //
+// Shared by the instances of a node: during a DaemonSet rollout the old and
+// the new dranetd use one state directory, and a claim one prepared the
+// other may unprepare, or see at a pod's start. So:
+//   - <state_dir>/claims.lock is flock()ed exclusively for every write and
+//     for the load at construction (which removes leftover .tmp files: never
+//     those of a write in progress), and shared while a reader rescans;
+//   - <state_dir>/claims.generation holds a counter, mapped shared, that every
+//     write bumps; a reader (Get, ForPod, All) that finds it moved since it
+//     last looked rescans the claim files first (only the files whose inode
+//     changed are parsed again), so what another instance wrote is seen at
+//     once. One atomic load per read when nothing changed.
+//
 // Thread-safety: all methods may be called concurrently; mutations apply in
 // arrival order and each is durable when it returns. A mutation whose write
 // fails throws std::system_error naming the file and leaves the store
 // unchanged (so do the others written with it: they throw too); claims
 // whose files that write may have changed are written again, from the
 // store, by the next write.
+#include <sys/types.h>
+
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <filesystem>
@@ -52,6 +67,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/unique_fd.h"
 #include "state/prepared_claims.h"
 
 namespace dranet::state {
@@ -81,6 +97,9 @@ class CheckpointStore final : public PreparedClaims {
  public:
   // Loads the checkpoint (see above). `log` must outlive the store.
   CheckpointStore(CheckpointOptions options, Logger& log);
+  ~CheckpointStore() override;
+  CheckpointStore(const CheckpointStore&) = delete;
+  CheckpointStore& operator=(const CheckpointStore&) = delete;
 
   void Put(const std::vector<inject::ClaimPlan>& plans) override;
   void Remove(const std::vector<std::string>& claim_uids) override;
@@ -102,6 +121,8 @@ class CheckpointStore final : public PreparedClaims {
   uint64_t committed_mutations() const;
   // Mutations queued behind the write in progress (tests).
   std::size_t pending() const;
+  // Rescans that found another instance's writes (tests, logs).
+  uint64_t rescans() const;
 
  private:
   struct Mutation {
@@ -133,7 +154,19 @@ class CheckpointStore final : public PreparedClaims {
   // Makes the files of `claim_uids` match claim_json_ (written where the
   // claim is there, removed where not) durably; throws std::system_error.
   // Called by the one writer of Commit, without mu_.
+  // The caller holds claims.lock exclusively.
   void Write(const std::set<std::string>& claim_uids);
+  // Opens claims.lock and maps claims.generation; throws std::system_error.
+  void OpenShared();
+  // The shared write counter (0 when it could not be mapped).
+  uint64_t Generation() const;
+  // Bumps it; returns the value before.
+  uint64_t BumpGeneration();
+  // Under mu_: when another instance wrote since this one last looked, waits
+  // for this instance's own write to end and rescans the claim files.
+  void RefreshLocked(std::unique_lock<std::mutex>& lock);
+  // mu_, locked after RefreshLocked (the readers' way in).
+  std::unique_lock<std::mutex> ReadLock() const;
 
   CheckpointOptions options_;
   Logger& log_;
@@ -159,6 +192,13 @@ class CheckpointStore final : public PreparedClaims {
   std::condition_variable written_;                   // a batch finished
   uint64_t writes_ = 0;
   uint64_t batched_mutations_ = 0;
+  UniqueFd lock_fd_;                      // claims.lock
+  std::uint64_t* generation_ = nullptr;   // claims.generation, mapped shared
+  uint64_t seen_generation_ = 0;          // the counter when claims_ was last made equal to the files
+  // Each claim file as last parsed: its inode and claim UID (rescans parse
+  // only files that were replaced).
+  std::map<std::filesystem::path, std::pair<ino_t, std::string>> parsed_;
+  uint64_t rescans_ = 0;
 };
 
 // The checkpoint document for `claims` under `boot_id` (exposed for tests).

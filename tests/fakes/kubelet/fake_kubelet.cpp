@@ -160,8 +160,24 @@ void FakeKubelet::Scan(const std::set<std::string>& created) {
     }
     for (const auto& [path, inode] : seen_) {
       if (now.count(path)) continue;
-      for (auto it = plugins_.begin(); it != plugins_.end();)
-        it = it->second.socket == path ? plugins_.erase(it) : std::next(it);  // deregistered
+      // Deregistered; its driver falls back to the newest registration left
+      // (kubelet 1.33+ keeps them all: a rollout with surge runs two).
+      std::erase_if(registrations_, [&](const RegisteredPlugin& p) { return p.socket == path; });
+      for (auto it = plugins_.begin(); it != plugins_.end();) {
+        if (it->second.socket != path) {
+          ++it;
+          continue;
+        }
+        auto newest = std::find_if(registrations_.rbegin(), registrations_.rend(),
+                                   [&](const RegisteredPlugin& p) { return p.name == it->first; });
+        if (newest == registrations_.rend()) {
+          it = plugins_.erase(it);
+        } else {
+          channels_.erase(it->second.endpoint);
+          it->second = *newest;
+          ++it;
+        }
+      }
     }
     seen_ = now;
   }
@@ -220,6 +236,8 @@ void FakeKubelet::Register(const std::filesystem::path& socket) {
     plugin.generation = ++generation_;
     channels_.erase(plugin.endpoint);  // a new server behind the endpoint: dial again
     plugins_[plugin.name] = plugin;
+    std::erase_if(registrations_, [&](const RegisteredPlugin& p) { return p.socket == plugin.socket; });
+    registrations_.push_back(plugin);
   }
   cv_.notify_all();
 }

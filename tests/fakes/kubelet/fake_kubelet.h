@@ -9,7 +9,10 @@
 // with '.' are ignored), dials each new or replaced one, calls GetInfo with a
 // 1 s deadline, validates the answer (type "DRAPlugin", a name, an absolute
 // endpoint, a supported version it knows) and calls NotifyRegistrationStatus
-// with the outcome. A removed socket deregisters the plugin.
+// with the outcome. A removed socket deregisters the plugin. Several
+// registrations of one driver (a rollout with surge: one socket per pod) are
+// kept, as kubelet 1.33+ keeps them; calls go to the newest, and when its
+// socket goes, to the newest left.
 // DRA calls: NodePrepareResources / NodeUnprepareResources on the endpoint of
 // a registered driver, over the API version asked for (v1 or v1beta1).
 //
@@ -110,7 +113,8 @@ class FakeKubelet {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::map<std::string, uint64_t> seen_;            // socket path -> inode
-  std::map<std::string, RegisteredPlugin> plugins_;  // by driver name
+  std::map<std::string, RegisteredPlugin> plugins_;  // by driver name: the newest registration
+  std::vector<RegisteredPlugin> registrations_;     // every registration, oldest first
   std::vector<std::string> failures_;
   uint64_t generation_ = 0;
   std::map<std::string, std::shared_ptr<grpc::Channel>> channels_;  // by endpoint

@@ -426,17 +426,42 @@ std::vector<testing::api::PodSandbox> FaultNode::RunningPods() const {
   return pods;
 }
 
-bool FaultNode::StartDaemon(const std::string& fault, std::string* why, bool wait_ready) {
-  const auto before = kubelet_->Plugin(kDriver);
-  const uint64_t generation = before ? before->generation : 0;
-  ++daemon_starts_;
+std::vector<std::string> FaultNode::DaemonArgs(const std::string& pod_uid) const {
   std::vector<std::string> args{"--kubeconfig", (dir_ / "kubeconfig").string(), "--node-name", kNode, "--host-root",
                                 options_.snapshot.string(), "--kubelet-root-dir", (dir_ / "kubelet").string(),
                                 "--state-dir", (dir_ / "state").string(), "--nri-socket", (dir_ / "nri.sock").string(),
                                 "--metrics-address", "127.0.0.1:0", "-v", "2", "--host-network-source",
                                 options_.real_netdevs ? "live" : "auto"};
+  if (!pod_uid.empty()) args.insert(args.end(), {"--pod-uid", pod_uid});
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
-  daemon_ = std::make_unique<DaemonProcess>(options_.dranetd, args,
+  return args;
+}
+
+bool FaultNode::StartSuccessor(const std::string& pod_uid, std::string* why) {
+  const auto before = kubelet_->Plugin(kDriver);
+  const uint64_t generation = before ? before->generation : 0;
+  ++daemon_starts_;
+  predecessor_ = std::move(daemon_);
+  daemon_ = std::make_unique<DaemonProcess>(options_.dranetd, DaemonArgs(pod_uid),
+                                            dir_ / ("dranetd-" + std::to_string(daemon_starts_) + ".log"), "");
+  if (!kubelet_->WaitForPlugin(kDriver, std::chrono::duration_cast<std::chrono::milliseconds>(kDeadline),
+                               generation)) {
+    *why = "the successor did not register with the kubelet";
+    return false;
+  }
+  const int port = daemon_->MetricsPort();
+  if (port == 0 || !PollUntil([&] { return LoopbackGet(port, "/readyz").status == 200; })) {
+    *why = "the successor did not turn ready: " + LoopbackGet(port, "/readyz").body;
+    return false;
+  }
+  return true;
+}
+
+bool FaultNode::StartDaemon(const std::string& fault, std::string* why, bool wait_ready) {
+  const auto before = kubelet_->Plugin(kDriver);
+  const uint64_t generation = before ? before->generation : 0;
+  ++daemon_starts_;
+  daemon_ = std::make_unique<DaemonProcess>(options_.dranetd, DaemonArgs(options_.pod_uid),
                                             dir_ / ("dranetd-" + std::to_string(daemon_starts_) + ".log"), fault);
   if (!kubelet_->WaitForPlugin(kDriver, std::chrono::duration_cast<std::chrono::milliseconds>(kDeadline),
                                generation)) {

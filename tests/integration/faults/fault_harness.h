@@ -147,6 +147,9 @@ class FaultNode {
     std::string resource_api = "v1";
     // Versions served besides it (each keeps its own objects), after it.
     std::vector<std::string> also_served = {};
+    // --pod-uid of the daemon StartDaemon starts (kubelet sockets per
+    // instance); empty: none.
+    std::string pod_uid = {};
   };
   explicit FaultNode(Options options);
   ~FaultNode();
@@ -157,6 +160,13 @@ class FaultNode {
   // *why when it does not come up.
   bool StartDaemon(const std::string& fault, std::string* why, bool wait_ready = true);
   DaemonProcess& daemon() { return *daemon_; }
+  // A rollout with surge: starts another dranetd, with --pod-uid `pod_uid`,
+  // beside the running one, which becomes predecessor(), and waits for the
+  // newcomer's kubelet registration and /readyz 200 (on the status port the
+  // running one hands it). No new NRI connection is awaited: the predecessor
+  // hands over its own when it stops.
+  bool StartSuccessor(const std::string& pod_uid, std::string* why);
+  DaemonProcess& predecessor() { return *predecessor_; }
   bool daemon_running() { return daemon_ && !daemon_->Exited(); }
 
   // Runs one step against the current daemon. With real netdevs, pod steps
@@ -209,6 +219,7 @@ class FaultNode {
 
  private:
   StepAnswer PodEvent(Step step);
+  std::vector<std::string> DaemonArgs(const std::string& pod_uid) const;
   std::vector<testing::api::PodSandbox> RunningPods() const;
 
   // Gives the claimed netdevs a host state of their own (one link down, extra
@@ -225,6 +236,7 @@ class FaultNode {
   std::unique_ptr<testing::FakeNriRuntime> runtime_;
   std::unique_ptr<fakes::FakeKubelet> kubelet_;
   std::unique_ptr<DaemonProcess> daemon_;
+  std::unique_ptr<DaemonProcess> predecessor_;
   int daemon_starts_ = 0;
   std::vector<fakes::KubeletClaim> claims_;
   std::map<std::string, testing::api::PodSandbox> pods_;  // "A", "B"

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
 #include <thread>
 
 #include <set>
@@ -525,6 +526,66 @@ TEST_F(NriPluginTest, HostNetworkPodAskingForANetdevGetsAClearError) {
   EXPECT_NE(status.message.find("gpu0rdma0"), std::string::npos);
   EXPECT_NE(status.message.find("ml/train-0-1nic-aligned"), std::string::npos);
   EXPECT_NE(log_out_.str().find("RunPodSandbox failed"), std::string::npos);
+}
+
+// A rollout's hand-over: the old instance gives its live connection to the
+// new one, which answers the runtime's next events without registering again
+// (the runtime sees no disconnect, so no pod starts without its devices), and
+// adopts the pods the old one knew.
+TEST_F(NriPluginTest, AHandedOverConnectionIsServedByTheSuccessorWithoutAGap) {
+  StartRuntime();
+  const auto running = FakeNriRuntime::MakePod("uid-running", "ns", "running", "/var/run/netns/cni-running");
+  claims_.Put({NetdevPlan("claim-running", running.uid(), "gpu0rdma0")});
+  runtime_->SetExistingPods({running});
+  StartPlugin();
+  Connect();
+  EXPECT_EQ(applier_.Ops("adopt"), (std::vector<std::string>{"adopt uid-running"}));
+
+  auto handed = plugin_->HandOver();
+  ASSERT_TRUE(handed);
+  EXPECT_FALSE(plugin_->connected());
+  EXPECT_EQ(handed->pods, (std::map<std::string, std::string>{{"uid-running", "/var/run/netns/cni-running"}}));
+  EXPECT_TRUE(runtime_->plugin_connected()) << "the runtime saw the connection close";
+
+  RecordingApplier next_applier;
+  nri::NriPluginOptions opts;
+  opts.socket_path = dir_.path() + "/nri.sock";
+  opts.initial_backoff = 5ms;
+  nri::NriPlugin successor(opts, claims_, next_applier, log_);
+  successor.Start(std::move(*handed));
+  ASSERT_TRUE(successor.WaitConnected(10s));
+  EXPECT_EQ(next_applier.Ops("adopt"), (std::vector<std::string>{"adopt uid-running"}));
+
+  const auto started = FakeNriRuntime::MakePod("pod-gb300", "ml", "train-0", "/var/run/netns/cni-gb300");
+  claims_.Put({Gb300Plan(started.uid())});
+  ASSERT_TRUE(runtime_->RunPodSandbox(started).ok());
+  api::ContainerAdjustment adjust;
+  ASSERT_TRUE(runtime_->CreateContainer(started, FakeNriRuntime::MakeContainer(started, "main", {}), &adjust).ok());
+  EXPECT_EQ(adjust.linux().devices_size(), 3) << "answered by the successor";
+  ASSERT_TRUE(runtime_->StopPodSandbox(running).ok());
+  EXPECT_EQ(next_applier.Ops("detach"), (std::vector<std::string>{"detach uid-running"}));
+  EXPECT_TRUE(applier_.Ops("detach").empty()) << "the old instance acts no more";
+  EXPECT_TRUE(runtime_->plugin_connected());
+  EXPECT_EQ(successor.connections(), 1U) << "nobody registered again";
+  EXPECT_NE(log_out_.str().find("NRI connection handed over to the next instance"), std::string::npos);
+
+  // The connection is the successor's own now: after a runtime restart it
+  // reconnects as any plugin does.
+  runtime_->Restart();
+  ASSERT_TRUE(runtime_->AcceptPlugin(10s)) << runtime_->last_error();
+  ASSERT_TRUE(successor.WaitConnected(10s));
+  successor.Stop();
+}
+
+TEST_F(NriPluginTest, NothingIsHandedOverWithoutALiveConnection) {
+  StartRuntime();
+  StartPlugin();
+  Connect();
+  runtime_->Disconnect("gone");
+  ASSERT_TRUE(runtime_->WaitDisconnected(10s));
+  for (int i = 0; i < 500 && plugin_->connected(); ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_FALSE(plugin_->HandOver());
+  EXPECT_FALSE(runtime_->AcceptPlugin(300ms)) << "a plugin asked to hand over does not reconnect";
 }
 
 TEST_F(NriPluginTest, ReconnectsAfterRuntimeRestartAndShutdown) {

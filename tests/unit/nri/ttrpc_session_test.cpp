@@ -1,10 +1,12 @@
 #include "nri/ttrpc_session.h"
 
 #include <gtest/gtest.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <future>
+#include <memory>
 #include <thread>
 
 #include "nri/proto/ttrpc.pb.h"
@@ -192,6 +194,103 @@ TEST(TtrpcSession, OversizedRequestGetsResourceExhausted) {
   const auto m2 = ReadOneMessage(raw.get());
   ASSERT_TRUE(resp.ParseFromString(m2.data));
   EXPECT_EQ(resp.payload(), "s/Echo:");
+}
+
+// A trunk handed from one process to another (Detach, then a session
+// resumed from it): the runtime sees one unbroken connection, a request cut
+// anywhere by the hand-over is answered once, by the new session, and stream
+// ids go on from where the old one left them.
+TEST(TtrpcSession, ADetachedTrunkResumesWhereItStood) {
+  auto [plugin_end, runtime_end] = SocketPair();
+  const int plugin_fd = plugin_end.get();  // to see what the plugin has not read yet
+  auto named = [](std::string who) {
+    return [who](const RpcRequest& r) -> RpcResult { return {{}, who + ":" + r.method}; };
+  };
+  auto first = std::make_unique<TtrpcSession>(std::move(plugin_end), TtrpcSession::kPluginRoles, named("first"),
+                                              "t-first");
+  auto request = [](std::uint32_t stream, const std::string& method) {
+    ::ttrpc::Request r;
+    r.set_service("svc.Plugin");
+    r.set_method(method);
+    return EncodeMuxFrames(kPluginServiceConn,
+                           EncodeTtrpcMessage(stream, TtrpcType::kRequest, 0, r.SerializeAsString()));
+  };
+  auto answer = [&](std::uint32_t stream) {
+    const auto m = ReadOneMessage(runtime_end.get());
+    EXPECT_EQ(m.header.stream_id, stream);
+    ::ttrpc::Response r;
+    EXPECT_TRUE(r.ParseFromString(m.data));
+    return r.payload();
+  };
+  auto drained = [&] {  // the plugin read every byte sent so far
+    for (int i = 0; i < 2000; ++i) {
+      int unread = 0;
+      if (::ioctl(plugin_fd, FIONREAD, &unread) == 0 && unread == 0) return true;
+      std::this_thread::sleep_for(1ms);
+    }
+    return false;
+  };
+  WriteAll(runtime_end.get(), request(1, "One"));
+  EXPECT_EQ(answer(1), "first:One");
+  // A call of the plugin's own, answered by the raw runtime.
+  std::thread respond([&] {
+    const auto m = ReadOneMessage(runtime_end.get());
+    EXPECT_EQ(m.header.stream_id, 1U);
+    ::ttrpc::Response r;
+    r.set_payload("ok");
+    WriteAll(runtime_end.get(), EncodeMuxFrames(kRuntimeServiceConn, EncodeTtrpcMessage(m.header.stream_id, TtrpcType::kResponse, 0, r.SerializeAsString())));
+  });
+  EXPECT_TRUE(first->Call("svc.Runtime", "Register", "", 5s).status.ok());
+  respond.join();
+
+  // Cut inside the ttRPC header of request 3 (the mux frame's payload).
+  const std::string two = request(3, "Two");
+  WriteAll(runtime_end.get(), two.substr(0, kMuxHeaderBytes + 5));
+  ASSERT_TRUE(drained());
+  auto detached = first->Detach();
+  ASSERT_TRUE(detached);
+  EXPECT_TRUE(first->closed());
+  EXPECT_EQ(first->close_reason(), "handed over");
+  EXPECT_FALSE(detached->state.replay.empty());
+  EXPECT_EQ(detached->state.next_stream, 3U);
+  EXPECT_EQ(detached->state.last_served_stream, 1U);
+  first.reset();  // the old session's end does not end the trunk
+  auto second = std::make_unique<TtrpcSession>(std::move(detached->socket), TtrpcSession::kPluginRoles,
+                                               named("second"), "t-second", std::move(detached->state));
+  WriteAll(runtime_end.get(), two.substr(kMuxHeaderBytes + 5));
+  EXPECT_EQ(answer(3), "second:Two");
+
+  // Cut inside the next mux header, and again handed over.
+  const std::string three = request(5, "Three");
+  WriteAll(runtime_end.get(), three.substr(0, 3));
+  ASSERT_TRUE(drained());
+  detached = second->Detach();
+  ASSERT_TRUE(detached);
+  second.reset();
+  TtrpcSession third(std::move(detached->socket), TtrpcSession::kPluginRoles, named("third"), "t-third",
+                     std::move(detached->state));
+  WriteAll(runtime_end.get(), three.substr(3));
+  EXPECT_EQ(answer(5), "third:Three");
+  // The plugin's next call goes on from stream 3.
+  std::thread respond_again([&] {
+    const auto m = ReadOneMessage(runtime_end.get());
+    EXPECT_EQ(m.header.stream_id, 3U);
+    ::ttrpc::Response r;
+    WriteAll(runtime_end.get(), EncodeMuxFrames(kRuntimeServiceConn, EncodeTtrpcMessage(m.header.stream_id, TtrpcType::kResponse, 0, r.SerializeAsString())));
+  });
+  EXPECT_TRUE(third.Call("svc.Runtime", "Update", "", 5s).status.ok());
+  respond_again.join();
+  // A request already answered is a protocol error to the resumed session too.
+  WriteAll(runtime_end.get(), request(5, "Again"));
+  EXPECT_TRUE(third.WaitClosed(5s));
+}
+
+TEST(TtrpcSession, AClosedSessionCannotBeDetached) {
+  auto [a, b] = SocketPair();
+  TtrpcSession plugin(std::move(a), TtrpcSession::kPluginRoles, Echo, "t-plugin");
+  b.Reset();
+  EXPECT_TRUE(plugin.WaitClosed(5s));
+  EXPECT_FALSE(plugin.Detach());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <sstream>
 #include <system_error>
 #include <thread>
@@ -520,6 +521,90 @@ TEST_F(CheckpointStoreTest, AFailedSharedWriteFailsEveryCallInIt) {
   store.Put({SamplePlan("after")});
   CheckpointStore reopened(Options(), log_);
   EXPECT_EQ(reopened.All().size(), 2U);
+}
+
+// Two instances on one state directory, as the old and the new dranetd of a
+// rollout: what one writes, the other reads at once.
+TEST_F(CheckpointStoreTest, TwoInstancesSeeEachOthersWrites) {
+  CheckpointStore old_one(Options(), log_);
+  old_one.Put({SamplePlan("by-old")});
+  CheckpointStore new_one(Options(), log_);
+  EXPECT_EQ(*new_one.Get("by-old"), SamplePlan("by-old"));
+
+  new_one.Put({SamplePlan("by-new", "pod-2")});
+  EXPECT_EQ(*old_one.Get("by-new"), SamplePlan("by-new", "pod-2")) << "a pod the new one prepared starts on the old";
+  EXPECT_EQ(old_one.ForPod("pod-2").size(), 1U);
+  EXPECT_EQ(old_one.rescans(), 1U);
+
+  new_one.Remove({"by-old"});  // prepared by the old, unprepared by the new
+  EXPECT_FALSE(old_one.Get("by-old"));
+  EXPECT_EQ(old_one.All().size(), 1U);
+  EXPECT_EQ(old_one.rescans(), 2U);
+
+  // Its own writes alone never make an instance rescan.
+  old_one.Put({SamplePlan("again")});
+  old_one.Remove({"again"});
+  EXPECT_EQ(old_one.All().size(), 1U);
+  EXPECT_EQ(old_one.rescans(), 2U);
+  EXPECT_EQ(new_one.All().size(), 1U);
+  EXPECT_EQ(new_one.rescans(), 1U) << "once for the old one's two writes";
+}
+
+// A claim both instances write (the kubelet retried a prepare on the other
+// one) ends as the last write left it, in both.
+TEST_F(CheckpointStoreTest, TheLastWriteOfAClaimWinsInBoth) {
+  CheckpointStore a(Options(), log_);
+  CheckpointStore b(Options(), log_);
+  a.Put({SamplePlan("same", "pod-a")});
+  b.Put({SamplePlan("same", "pod-b")});
+  EXPECT_EQ(a.Get("same")->pod_uids, (std::vector<std::string>{"pod-b"}));
+  EXPECT_EQ(b.Get("same")->pod_uids, (std::vector<std::string>{"pod-b"}));
+  b.Remove({"same"});
+  EXPECT_TRUE(a.All().empty());
+}
+
+// An instance starting while another writes waits for that write: its load
+// (which removes leftover .tmp files) never takes a write in progress for a
+// crash's leftover.
+TEST_F(CheckpointStoreTest, AStartWaitsForAnotherInstancesWrite) {
+  std::atomic<bool> in_write{false}, release{false};
+  auto writer_options = Options();
+  writer_options.before_write = [&] {
+    in_write = true;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  CheckpointStore writer(writer_options, log_);
+  std::thread put([&] { writer.Put({SamplePlan("in-flight")}); });
+  while (!in_write) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::atomic<bool> started{false};
+  std::unique_ptr<CheckpointStore> starting;
+  std::thread start([&] {
+    starting = std::make_unique<CheckpointStore>(Options(), log_);
+    started = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(started.load()) << "the load ran during another instance's write";
+  release = true;
+  put.join();
+  start.join();
+  EXPECT_EQ(*starting->Get("in-flight"), SamplePlan("in-flight"));
+  EXPECT_EQ(*writer.Get("in-flight"), SamplePlan("in-flight"));
+}
+
+// A rescan parses only the files another instance replaced.
+TEST_F(CheckpointStoreTest, ARescanParsesOnlyReplacedFiles) {
+  std::ostringstream verbose_text;
+  Logger verbose(verbose_text, Logger::Format::kJson, 1);
+  CheckpointStore a(Options(), verbose);
+  CheckpointStore b(Options(), log_);
+  std::vector<inject::ClaimPlan> many;
+  for (int i = 0; i < 20; ++i) many.push_back(SamplePlan("c" + std::to_string(i)));
+  b.Put(many);
+  EXPECT_EQ(a.All().size(), 20U);
+  b.Put({SamplePlan("c3", "pod-9")});
+  verbose_text.str("");
+  EXPECT_EQ(a.Get("c3")->pod_uids, (std::vector<std::string>{"pod-9"}));
+  EXPECT_NE(verbose_text.str().find("\"reparsed\":\"1\""), std::string::npos) << verbose_text.str();
 }
 
 }  // namespace
