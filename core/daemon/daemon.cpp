@@ -598,13 +598,24 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
       handover_server.reset();
     }
   };
-  std::atomic<bool> awaiting_predecessor{predecessor != nullptr};
+  // An instance without hand-over (an older version) still holds the status
+  // port: the runtime gets this one once that one is gone, never both.
+  const bool serves_status = options.metrics_address != "off" && !options.metrics_address.empty();
+  const bool old_instance = !predecessor && nri_plugin && serves_status && !status->listening();
+  std::atomic<bool> awaiting_predecessor{predecessor != nullptr || old_instance};
   std::atomic<bool> leaving{false};  // stopped before the predecessor handed over: take nothing
   std::thread take_over;
-  if (predecessor) {
+  if (awaiting_predecessor) {
     take_over = std::thread([&] {
       pthread_setname_np(pthread_self(), "take-over");
-      auto handed = predecessor->WaitForNri();  // `predecessor` lives until this thread is joined
+      std::optional<nri::NriHandover> handed;
+      if (predecessor) {
+        handed = predecessor->WaitForNri();  // `predecessor` lives until this thread is joined
+      } else {
+        logger.Warning("another dranetd without hand-over holds the status port; connecting to the runtime once "
+                       "it is gone");
+        while (!leaving && !status->listening()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
       if (leaving) return;
       if (nri_plugin) {
         if (handed) nri_plugin->Start(std::move(*handed));
@@ -615,8 +626,6 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
       hold_node();
     });
   } else {
-    if (nri_plugin && !status->listening())
-      logger.Warning("another dranetd without hand-over may still serve this node; connecting to the runtime beside it");
     if (nri_plugin) nri_plugin->Start();
     hold_node();
   }
@@ -707,7 +716,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   probe.join();
   if (take_over.joinable()) {
     leaving = true;
-    predecessor->Cancel();
+    if (predecessor) predecessor->Cancel();
     take_over.join();
   }
   if (kubelet_plugin) kubelet_plugin->Stop();  // no new prepares; sockets removed

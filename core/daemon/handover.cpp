@@ -5,7 +5,6 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +17,7 @@
 #include <rapidjson/writer.h>
 
 #include "base/json.h"
+#include "nri/unix_socket.h"
 
 namespace dranet::daemon {
 namespace {
@@ -117,15 +117,6 @@ void Wake(const UniqueFd& eventfd) {
   [[maybe_unused]] ssize_t written = ::write(eventfd.get(), &one, sizeof(one));
 }
 
-sockaddr_un Address(const std::filesystem::path& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.string().size() >= sizeof(addr.sun_path))
-    throw std::system_error(ENAMETOOLONG, std::generic_category(), "socket path " + path.string());
-  std::memcpy(addr.sun_path, path.c_str(), path.string().size());
-  return addr;
-}
-
 ino_t InodeOf(const std::filesystem::path& path) {
   struct stat st{};
   return ::lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
@@ -187,14 +178,8 @@ HandoverServer::HandoverServer(std::filesystem::path socket_path, Hooks hooks, L
 HandoverServer::~HandoverServer() { Stop(); }
 
 void HandoverServer::Start() {
-  const auto addr = Address(path_);
-  listener_.Reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!listener_.valid()) Fail("socket for " + path_.string());
-  ::unlink(path_.c_str());
-  if (::bind(listener_.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0)
-    Fail("bind " + path_.string());
+  listener_ = nri::ListenUnixSocket(path_.string());
   ::chmod(path_.c_str(), 0600);
-  if (::listen(listener_.get(), 4) != 0) Fail("listen on " + path_.string());
   inode_ = InodeOf(path_);
   wake_ = MakeEventFd();
   thread_ = std::thread([this] { Run(); });
@@ -349,13 +334,14 @@ HandoverClient::~HandoverClient() = default;
 
 std::unique_ptr<HandoverClient> HandoverClient::Connect(const std::filesystem::path& socket_path, Logger& log,
                                                         std::chrono::milliseconds timeout) {
-  const auto addr = Address(socket_path);
-  UniqueFd conn(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!conn.valid()) Fail("socket for " + socket_path.string());
-  if (::connect(conn.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
-    if (errno == ENOENT || errno == ECONNREFUSED) return nullptr;  // nobody holds the node: start alone
-    log.Warning("cannot reach the hand-over socket; starting alone",
-                {{"socket", socket_path.string()}, {"error", std::strerror(errno)}});
+  UniqueFd conn;
+  try {
+    conn = nri::ConnectUnixSocket(socket_path.string());
+  } catch (const std::system_error& e) {
+    const int error = e.code().value();
+    if (error != ENOENT && error != ECONNREFUSED)  // else nobody holds the node: start alone
+      log.Warning("cannot reach the hand-over socket; starting alone",
+                  {{"socket", socket_path.string()}, {"error", e.what()}});
     return nullptr;
   }
   try {

@@ -165,9 +165,18 @@ def check_daemonset(name, docs, values):
     probes = {k: c.get(k, {}).get("httpGet", {}).get("path") for k in ("startupProbe", "livenessProbe", "readinessProbe")}
     check(probes == {"startupProbe": "/livez", "livenessProbe": "/livez", "readinessProbe": "/readyz"},
           "%s: probes startup+liveness /livez, readiness /readyz (got %s)" % (name, probes))
-    port = [p["containerPort"] for p in c.get("ports", []) if p["name"] == "metrics"]
-    check(port == [int(values["flags"]["metricsAddress"].rsplit(":", 1)[1])],
-          "%s: metrics port matches --metrics-address" % name)
+    metrics_port = int(values["flags"]["metricsAddress"].rsplit(":", 1)[1])
+    probe_ports = {k: c.get(k, {}).get("httpGet", {}).get("port") for k in ("startupProbe", "livenessProbe", "readinessProbe")}
+    check(set(probe_ports.values()) == {metrics_port}, "%s: probes on the port of --metrics-address (got %s)" % (name, probe_ports))
+    # A seamless upgrade runs two pods on a node: a declared port would be a
+    # host port on the host network, and the scheduler would keep the new
+    # pod off the node.
+    check(not c.get("ports"), "%s: no port declared (got %s)" % (name, c.get("ports")))
+    check(env.get("POD_UID", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "metadata.uid",
+          "%s: POD_UID from metadata.uid (kubelet sockets per pod)" % name)
+    rolling = ds["spec"].get("updateStrategy", {}).get("rollingUpdate", {})
+    check(rolling == {"maxSurge": 1, "maxUnavailable": 0},
+          "%s: rolls with surge, the old pod deleted once the new one is Ready (got %s)" % (name, rolling))
     volumes = {v["name"]: v for v in pod["volumes"]}
     mounts = {m["name"]: m for m in c["volumeMounts"]}
     root = values["flags"]["kubeletRootDir"].rstrip("/")
@@ -354,7 +363,9 @@ def main():
                   "--hostname-override": "DRANET's spelling of --node-name",
                   "--bind-address": "DRANET's spelling of --metrics-address (flags.metricsAddress)",
                   "--db-path": "DRANET's spelling of --state-dir's file (flags.stateDir)",
-                  "--inventory-max-poll-interval": "DRANET's spelling of --resync-seconds (flags.resyncSeconds)"}
+                  "--inventory-max-poll-interval": "DRANET's spelling of --resync-seconds (flags.resyncSeconds)",
+                  "--pod-uid": "always env POD_UID from the downward API, with seamlessUpgrade",
+                  "--handover": "on: it acts only when two pods share a node, which seamlessUpgrade allows"}
     exposed = set(FLAG_OF_VALUE.values())
     for flag in sorted(flags):
         check(flag in exposed or flag in not_values, "dranetd flag %s is exposed in values.yaml flags" % flag)
@@ -439,7 +450,10 @@ def main():
     refs = template_value_refs(templates)
     paths = set(value_paths(defaults))
     for ref in sorted(refs):
-        check(ref in paths or ref.split(".")[0] in ("pluginImages",), "templates reference .Values.%s, which values.yaml has" % ref)
+        # pluginImages items and updateStrategy (a DaemonSet's own field, read
+        # to refuse surge without seamlessUpgrade) may hold what defaults lack.
+        check(ref in paths or ref.split(".")[0] in ("pluginImages", "updateStrategy"),
+              "templates reference .Values.%s, which values.yaml has" % ref)
     for path in sorted(paths):
         check(any(r == path or r.startswith(path + ".") or path.startswith(r + ".") for r in refs),
               "values.yaml %s is used by the templates" % path)

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <stdio.h>
 
 #include <cerrno>
@@ -15,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/unique_fd.h"
 #include "integration_support.h"
 #include "inventory/inventory.h"
 #include "kube/api_client.h"
@@ -62,15 +65,24 @@ class KubeletPluginTest : public ::testing::Test {
     if (plugin_) plugin_->Stop();
   }
 
-  void StartPlugin(std::chrono::milliseconds socket_check_interval = std::chrono::milliseconds(50)) {
+  KubeletPluginOptions Options(std::chrono::milliseconds socket_check_interval = std::chrono::milliseconds(50),
+                               const std::string& pod_uid = "") {
     KubeletPluginOptions options;
     options.node_name = kGb300Node;
     options.kubelet_root_dir = dir_.path() / "kubelet";
     options.host_root = Gb300Root();
     options.socket_check_interval = socket_check_interval;
+    options.pod_uid = pod_uid;
+    return options;
+  }
+  std::unique_ptr<KubeletPlugin> MakePlugin(const KubeletPluginOptions& options) {
     auto devices = devices_;
-    plugin_ = std::make_unique<KubeletPlugin>(
-        options, [devices] { return devices; }, ClaimLookupFrom(reader_), *store_, nullptr, log_);
+    return std::make_unique<KubeletPlugin>(options, [devices] { return devices; }, ClaimLookupFrom(reader_),
+                                           *store_, nullptr, log_);
+  }
+  void StartPlugin(std::chrono::milliseconds socket_check_interval = std::chrono::milliseconds(50),
+                   const std::string& pod_uid = "") {
+    plugin_ = MakePlugin(Options(socket_check_interval, pod_uid));
     plugin_->Start();
     kubelet_.Start();
     auto registered = kubelet_.WaitForPlugin("dra.net", std::chrono::seconds(20));
@@ -197,6 +209,57 @@ TEST_F(KubeletPluginTest, ReRegistersWhenItsSocketsAreRemoved) {
   std::filesystem::remove(plugin_->dra_socket());
   ASSERT_TRUE(WaitUntil([&] { return plugin_->socket_restarts() >= 2; }));
   EXPECT_TRUE(ClaimPreparesOnTheNewSocket());
+}
+
+// A rollout with surge: two instances, each with sockets named after its pod,
+// registered side by side; the kubelet calls the newest. At start an
+// instance removes the sockets of one that no longer answers, never those of
+// one that does; at stop it removes its registration first and answers on
+// its DRA socket for the grace it was given.
+TEST_F(KubeletPluginTest, InstancesOfARolloutRegisterSideBySide) {
+  const auto registry = dir_.path() / "kubelet/plugins_registry";
+  const auto plugins = dir_.path() / "kubelet/plugins/dra.net";
+  std::filesystem::create_directories(registry);
+  std::filesystem::create_directories(plugins);
+  auto dead_socket = [](const std::filesystem::path& path) {  // bound, then nobody listens
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM, 0));
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    ASSERT_EQ(::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0) << std::strerror(errno);
+  };
+  dead_socket(registry / "dra.net-dead0000-reg.sock");
+  dead_socket(plugins / "dra-dead0000.sock");
+  dead_socket(registry / "other.driver-dead0000-reg.sock");  // another driver's: not ours to remove
+
+  StartPlugin(std::chrono::milliseconds(50), "old00000-1");
+  EXPECT_EQ(plugin_->registration_socket(), registry / "dra.net-old00000-1-reg.sock");
+  EXPECT_EQ(plugin_->dra_socket(), plugins / "dra-old00000-1.sock");
+  EXPECT_EQ(kubelet_.Plugin("dra.net")->endpoint, plugin_->dra_socket().string());
+  EXPECT_FALSE(std::filesystem::exists(registry / "dra.net-dead0000-reg.sock"));
+  EXPECT_FALSE(std::filesystem::exists(plugins / "dra-dead0000.sock"));
+  EXPECT_TRUE(std::filesystem::exists(registry / "other.driver-dead0000-reg.sock"));
+
+  auto new_options = Options(std::chrono::milliseconds(50), "new00000-2");
+  new_options.deregistration_grace = std::chrono::milliseconds(1500);
+  auto successor = MakePlugin(new_options);
+  successor->Start();
+  auto newest = kubelet_.WaitForPlugin("dra.net", std::chrono::seconds(20), generation_);
+  ASSERT_TRUE(newest);
+  EXPECT_EQ(newest->endpoint, successor->dra_socket().string()) << "the newest is called";
+  EXPECT_TRUE(std::filesystem::exists(plugin_->registration_socket())) << "a live instance's sockets are kept";
+  auto claim = PutClaim(api_, ClaimJson("c", kGb300Node, {DeviceFor("mlx5_0")}));
+  EXPECT_EQ(kubelet_.Prepare("dra.net", DraApi::kV1, {claim}).at(claim.uid).error, "");
+
+  std::thread stop([&] { successor->Stop(); });
+  ASSERT_TRUE(WaitUntil([&] { return !std::filesystem::exists(successor->registration_socket()); }));
+  EXPECT_TRUE(std::filesystem::exists(successor->dra_socket())) << "the DRA socket went with the registration";
+  // The kubelet turns to the other instance, which serves the claim the
+  // first one prepared (one checkpoint).
+  ASSERT_TRUE(WaitUntil([&] { return kubelet_.Plugin("dra.net")->endpoint == plugin_->dra_socket().string(); }));
+  EXPECT_EQ(kubelet_.Unprepare("dra.net", DraApi::kV1, {claim}).at(claim.uid), "");
+  stop.join();
+  EXPECT_FALSE(std::filesystem::exists(successor->dra_socket()));
 }
 
 class Gb300EndToEnd : public KubeletPluginTest, public ::testing::WithParamInterface<DraApi> {};
