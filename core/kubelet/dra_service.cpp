@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -35,9 +36,6 @@ DraService::DraService(DraServiceOptions options, DraServiceDeps deps, Logger& l
       pool_(options_.prepare_workers, "dra-prepare") {
   if (!deps_.claims || !deps_.inventory || deps_.prepared == nullptr)
     throw std::invalid_argument("DraService needs a claim lookup, an inventory and a PreparedClaims store");
-  for (const auto& plan : deps_.prepared->All())
-    for (const auto& netdev : plan.netdevs)
-      netdev_holders_[netdev.device_name] = {plan.claim_uid, plan.claim_namespace + "/" + plan.claim_name};
   if (deps_.inject) {
     // Plugins see one claim at a time (their workers are serial anyway).
     auto inject = std::move(deps_.inject);
@@ -132,12 +130,25 @@ DraService::Outcome DraService::PrepareOne(const ClaimRequest& request, std::sto
 
 std::vector<std::string> DraService::ReserveNetdevs(const ClaimRequest& request,
                                                     const std::vector<std::string>& devices) {
+  if (devices.empty()) return {};
   std::lock_guard lock(netdev_mu_);
+  // The holders: the prepared claims, read from the checkpoint every
+  // instance on the node shares (a rollout runs two, and a claim one
+  // unprepared must not stay held in the other's memory), and the prepares
+  // of this instance not stored yet.
+  const auto prepared = deps_.prepared->All();
+  auto holder_of = [&](const std::string& device) -> std::optional<NetdevHolder> {
+    if (auto it = netdev_holders_.find(device); it != netdev_holders_.end()) return it->second;
+    for (const auto& plan : prepared)
+      for (const auto& netdev : plan.netdevs)
+        if (netdev.device_name == device) return NetdevHolder{plan.claim_uid, plan.claim_namespace + "/" + plan.claim_name};
+    return std::nullopt;
+  };
   for (const auto& device : devices) {
-    auto it = netdev_holders_.find(device);
-    if (it == netdev_holders_.end() || it->second.claim_uid == request.uid) continue;
+    auto holder = holder_of(device);
+    if (!holder || holder->claim_uid == request.uid) continue;
     throw PrepareError("claim " + Describe(request) + ": device " + device + " is a netdev that claim " +
-                       it->second.claim + " (uid " + it->second.claim_uid +
+                       holder->claim + " (uid " + holder->claim_uid +
                        ") holds already; a netdev can be in one pod's network namespace only, so it is not "
                        "prepared twice — the other claim must be unprepared (its pods deleted) first");
   }
@@ -253,6 +264,9 @@ std::map<std::string, PrepareAnswer> DraService::Complete(const std::vector<std:
     DRANET_FAULT_POINT("prepare-before-persist");
     try {
       deps_.prepared->Put(to_store);
+      // Stored: the checkpoint holds their netdevs from now on.
+      for (auto& job : jobs)
+        if (job->outcome.to_store) ReleaseNetdevs(job->outcome.reserved_netdevs, job->request.uid);
     } catch (const std::exception& e) {
       for (auto& job : jobs) {
         if (!job->outcome.to_store) continue;
@@ -363,9 +377,6 @@ std::map<std::string, std::string> DraService::Unprepare(const std::vector<Claim
   DRANET_FAULT_POINT("unprepare-before-persist");
   try {
     deps_.prepared->Remove(uids);
-    std::lock_guard lock(netdev_mu_);
-    const std::set<std::string> gone(uids.begin(), uids.end());
-    std::erase_if(netdev_holders_, [&](const auto& entry) { return gone.count(entry.second.claim_uid) > 0; });
   } catch (const std::exception& e) {
     for (auto& [uid, error] : errors) error = std::string("cannot save the unprepared state: ") + e.what();
   }

@@ -145,7 +145,8 @@ class DraService {
     std::string result;                          // for the log: prepared, refreshed, unchanged, failed
     std::vector<std::string> reserved_netdevs;   // devices this prepare took in netdev_holders_
   };
-  // Who holds each netdev device: a prepared claim, or one being prepared.
+  // Who holds a netdev device: a prepared claim (in the checkpoint), or one
+  // this instance is preparing (netdev_holders_, until its plan is stored).
   struct NetdevHolder {
     std::string claim_uid;
     std::string claim;  // namespace/name
@@ -170,7 +171,7 @@ class DraService {
   std::mutex inflight_mu_;
   std::map<std::string, std::shared_future<PrepareAnswer>> inflight_;  // by claim UID
   std::mutex netdev_mu_;
-  std::map<std::string, NetdevHolder> netdev_holders_;  // by device name; guarded by netdev_mu_
+  std::map<std::string, NetdevHolder> netdev_holders_;  // prepares in flight, by device name; netdev_mu_
   // Last: destroyed first, so that a task still running (abandoned by its
   // call) finishes while everything it uses is alive.
   WorkerPool pool_;

@@ -387,6 +387,21 @@ TEST_F(DraServiceTest, ANetdevHeldByAPreparedClaimIsNotPreparedForAnother) {
   EXPECT_EQ(service->Prepare({Req("b")}).at("uid-b").error, "");
 }
 
+// Two instances of a rollout on one checkpoint: each sees the netdevs the
+// claims the other prepared hold, and a claim the other unprepared holds
+// nothing any more, whenever either started.
+TEST_F(DraServiceTest, TwoInstancesOnOneCheckpointAgreeWhoHoldsANetdev) {
+  claims_["a"] = Claim("a", {"pci-0000-80-00-0"}, {"pod-a"});
+  claims_["b"] = Claim("b", {"pci-0000-80-00-0"}, {"pod-b"});
+  auto old_one = Make();
+  auto new_one = Make();
+  EXPECT_EQ(old_one->Prepare({Req("a")}).at("uid-a").error, "");
+  EXPECT_THAT(new_one->Prepare({Req("b")}).at("uid-b").error, HasSubstr("claim ml/a (uid uid-a) holds"));
+  old_one->Unprepare({Req("a")});
+  EXPECT_EQ(new_one->Prepare({Req("b")}).at("uid-b").error, "") << "the claim the other unprepared still held it";
+  EXPECT_THAT(old_one->Prepare({Req("a")}).at("uid-a").error, HasSubstr("claim ml/b (uid uid-b) holds"));
+}
+
 // Both in one call: one wins. After a restart the holder is known from the
 // checkpoint alone, and the other is still refused.
 TEST_F(DraServiceTest, ANetdevIsPreparedForOneOfTwoClaimsInOneCallAndAfterARestart) {
