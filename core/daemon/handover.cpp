@@ -272,6 +272,9 @@ bool HandoverServer::HandOverNri(std::optional<nri::NriHandover> handed, std::ch
   {
     std::lock_guard lock(mu_);
     successor = std::move(successor_);
+    // The file goes before the successor can make its own: removing it
+    // later could take the successor's.
+    CloseListener();
   }
   if (!successor.valid()) return false;
   const bool connected = handed.has_value();
@@ -316,14 +319,17 @@ bool HandoverServer::HandOverNri(std::optional<nri::NriHandover> handed, std::ch
   return true;
 }
 
+void HandoverServer::CloseListener() {
+  if (!listener_.valid()) return;
+  listener_.Reset();
+  if (inode_ != 0 && InodeOf(path_) == inode_) ::unlink(path_.c_str());
+}
+
 void HandoverServer::Stop() {
   StopThread();
   std::lock_guard lock(mu_);
   successor_.Reset();
-  if (listener_.valid()) {
-    listener_.Reset();
-    if (inode_ != 0 && InodeOf(path_) == inode_) ::unlink(path_.c_str());
-  }
+  CloseListener();
 }
 
 // ---- successor ----

@@ -89,6 +89,9 @@ class HandoverServer {
   void Run();
   void Greet(UniqueFd conn);
   void StopThread();
+  // Closes the listening socket and removes its file unless another
+  // instance made it anew (under mu_).
+  void CloseListener();
 
   std::filesystem::path path_;
   Hooks hooks_;

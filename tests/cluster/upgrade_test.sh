@@ -162,7 +162,7 @@ import json, sys
 for e in json.load(sys.stdin)["items"]:
     o = e["involvedObject"]
     # All NICs taken for a moment; a node without cluster DNS (pods fall back
-    # to the host's resolver): neither is dranet's.
+    # to the host resolver): neither comes from dranet.
     benign = ("FailedScheduling", "MissingClusterDNS")
     if e["type"] == "Warning" and o.get("name", "").startswith("churn-") and e["reason"] not in benign:
         print(o["kind"], o["name"], e["reason"], e["message"][:200])')
@@ -191,7 +191,7 @@ sockets=$(ls /var/lib/kubelet/plugins_registry | grep '^dra\.net' || true)
 new_uid=$(k -n kube-system get pod "$new" -o jsonpath='{.metadata.uid}')
 [[ $sockets == "dra.net-$new_uid-reg.sock" ]] || fail "the kubelet's registry holds: $sockets"
 log "   the eight NICs are home, no claim is prepared, the registry holds $sockets"
-box_audit
+box_audit --allow-unused
 rm -rf "$report"
 box_down
 log "passed"

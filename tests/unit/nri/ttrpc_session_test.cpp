@@ -1,6 +1,7 @@
 #include "nri/ttrpc_session.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -45,6 +46,8 @@ TtrpcMessage ReadOneMessage(int fd) {
   });
   char buf[4096];
   for (int i = 0; i < 1000 && got.empty(); ++i) {
+    pollfd readable{fd, POLLIN, 0};
+    if (::poll(&readable, 1, 5000) != 1) break;  // nothing for 5 s: no answer is coming
     const ssize_t n = ::read(fd, buf, sizeof(buf));
     if (n <= 0) break;
     mux.Feed(std::string_view(buf, static_cast<std::size_t>(n)));
