@@ -134,5 +134,40 @@ TEST_F(StatusServerTest, UnknownPathsAndMethods) {
   EXPECT_NE(Get(server.port(), "/livez?verbose").find("200 OK"), std::string::npos);
 }
 
+// Two instances on one node share the port (docs/operations.md, "Upgrade"):
+// the holder gives its listening socket away and a successor serves it; an
+// instance that finds the port held listens once it is free; a holder whose
+// successor left takes the port back once it is free again.
+TEST_F(StatusServerTest, APortInUseIsWaitedForAndASocketGivenAwayIsServedAndTakenBack) {
+  auto holder = std::make_unique<StatusServer>("127.0.0.1:0", handlers_, log_);
+  const std::string address = "127.0.0.1:" + std::to_string(holder->port());
+  EXPECT_THROW(StatusServer(address, handlers_, log_), std::runtime_error) << "refused without wait_for_port";
+  auto waiting = std::make_unique<StatusServer>(address, handlers_, log_, UniqueFd(), /*wait_for_port=*/true);
+  EXPECT_FALSE(waiting->listening());
+
+  UniqueFd given = holder->GiveAway();
+  ASSERT_TRUE(given.valid());
+  EXPECT_FALSE(holder->listening());
+  auto successor = std::make_unique<StatusServer>(address, handlers_, log_, std::move(given));
+  EXPECT_TRUE(successor->listening());
+  EXPECT_EQ(successor->port(), holder->port());
+  EXPECT_NE(Get(successor->port(), "/livez").find("200 OK"), std::string::npos);
+
+  auto until = [](auto done) {  // a hang detector, not a timing
+    for (int i = 0; i < 300 && !done(); ++i) std::this_thread::sleep_for(50ms);
+    return done();
+  };
+  const int port = holder->port();
+  successor.reset();  // the last descriptor of the socket closes with it
+  ASSERT_TRUE(until([&] { return waiting->listening(); })) << "the waiting server never took the free port";
+  EXPECT_NE(Get(port, "/livez").find("200 OK"), std::string::npos);
+
+  holder->TakeBack();  // the port is the waiting server's now: the holder waits for it
+  EXPECT_FALSE(holder->listening());
+  waiting.reset();
+  ASSERT_TRUE(until([&] { return holder->listening(); })) << "the holder never took its port back";
+  EXPECT_NE(Get(port, "/livez").find("200 OK"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dranet::daemon
