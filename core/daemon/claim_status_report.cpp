@@ -19,6 +19,7 @@ std::vector<ClaimDevicesStatus> PodDeviceStatuses(const std::vector<inject::Clai
       status.driver = driver;
       status.pool = allocated.pool;
       status.device = allocated.device;
+      status.share_id = allocated.share_id;
       auto condition = [&](const char* type, const char* reason) {
         status.conditions.push_back({type, "True", reason, "", now, 0});
       };
@@ -28,6 +29,8 @@ std::vector<ClaimDevicesStatus> PodDeviceStatuses(const std::vector<inject::Clai
         status.conditions.push_back({"Ready", "False", AttachFailedReason(rdma_failed), error, now, 0});
       } else if (allocated.admin_access) {
         condition("Ready", "AdminAccessReady");  // read-only: nothing attached, so no network data
+      } else if (!allocated.share_id.empty()) {
+        condition("Ready", "RDMAShareReady");  // a share: the HCA's char devices, nothing moved
       } else if (netdev == plan.netdevs.end()) {
         condition("Ready", "RDMAOnlyDeviceReady");
       } else {

@@ -16,6 +16,7 @@
 #include "base/files.h"
 #include "base/metrics.h"
 #include "cel/publish_filter.h"
+#include "cel/share_policy.h"
 #include "daemon/capabilities.h"
 #include "daemon/claim_status_report.h"
 #include "daemon/driver_metrics.h"
@@ -32,6 +33,7 @@
 #include "inventory/snapshot.h"
 #include "inject/netlink_socket.h"
 #include "inject/netns_mover.h"
+#include "inject/rdma_link.h"
 #include "kube/api_client.h"
 #include "kube/claim_status.h"
 #include "kube/cluster_config.h"
@@ -134,6 +136,33 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
   } catch (const cel::CompileError& e) {
     logger.Error("invalid --filter expression", {{"error", e.what()}});
     return 2;
+  }
+  cel::SharePolicy share_policy;
+  try {
+    share_policy = cel::CompileSharePolicy(options.shared_devices, options.device_shares);
+  } catch (const cel::CompileError& e) {
+    logger.Error("invalid --shared-devices expression", {{"error", e.what()}});
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    logger.Error(e.what());
+    return 2;
+  }
+  if (share_policy.enabled()) {
+    // A share leaves the HCA where it is, in every pod's namespace at once.
+    if (options.rdma_exclusive) {
+      logger.Error("--shared-devices needs the shared RDMA netns mode, and --rdma-exclusive says the node is in "
+                   "exclusive mode: share no device, or switch the node to shared mode (rdma system set netns "
+                   "shared) and drop --rdma-exclusive");
+      return 2;
+    }
+    if (inventory::IsSnapshot(options.host_root)) {
+      logger.Info("--shared-devices on a snapshot: the kernel's RDMA netns mode is not checked");
+    } else if (const auto exclusive = inject::RdmaNetnsModeExclusive(); exclusive && *exclusive) {
+      logger.Error("--shared-devices needs the shared RDMA netns mode, and the kernel is in exclusive mode: share "
+                   "no device, or run `rdma system set netns shared` (ib_core netns_mode=1) while no pod holds "
+                   "an RDMA device");
+      return 2;
+    }
   }
   MetricsRegistry metrics;
   RegisterProcessMetrics(metrics, build::kVersion);
@@ -238,6 +267,23 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
                    {{"error", e.what()}});
       return 1;
     }
+    if (share_policy.enabled()) {
+      // Consumable capacity is beta and on from Kubernetes 1.36; before, the
+      // API server drops allowMultipleAllocations and claims would get the
+      // device alone while dranetd thinks it shared.
+      try {
+        const auto version = kube::ServerVersion(*api);
+        if (version.major < 1 || (version.major == 1 && version.minor < 36)) {
+          logger.Error("--shared-devices needs Kubernetes 1.36 or later (consumable capacity, "
+                       "DRAConsumableCapacity); the API server is " + version.git_version +
+                       ": drop --shared-devices, or upgrade the cluster");
+          return 2;
+        }
+      } catch (const std::exception& e) {
+        logger.Error("--shared-devices: cannot ask the API server for its version", {{"error", e.what()}});
+        return 1;
+      }
+    }
     kube::SlicePublisherOptions publisher_options;
     publisher_options.driver = options.driver_name;
     publisher_options.node_name = options.node_name;
@@ -296,6 +342,7 @@ int RunDaemon(const DaemonOptions& options, Logger& logger) {
     if (options.persistent_slice_attributes && prepared_plans)
       recorded_only = MergePublishedAttributes(devices, prepared_plans(), logger);
     devices = cel::ApplyPublishFilter(filter, std::move(devices), logger);
+    devices = cel::ApplySharePolicy(share_policy, std::move(devices), logger);
     discovery_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     discoveries.Inc();
     driver_metrics.Published(devices);

@@ -29,6 +29,11 @@ struct DaemonOptions {
   std::string resource_api_version = "auto";
   bool move_ib_interfaces = true;  // false: IPoIB netdevs skipped, HCAs published IB-only
   std::string filter{"<dranet default>"};  // publish filter (CEL, DRANET's dialect); "" = none
+  // Devices several claims may hold at once (cel/share_policy.h): a CEL
+  // device selector, "" for none; each has `device_shares` shares. Needs
+  // Kubernetes 1.36+ and the shared RDMA netns mode.
+  std::string shared_devices;
+  int64_t device_shares = 8;
   std::string metrics_address = ":9177";
   // Kubelet DRA plugin (needs the API server to read claims).
   bool kubelet_plugin = true;

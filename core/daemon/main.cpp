@@ -52,6 +52,13 @@ int main(int argc, char** argv) {
                  "Publish IPoIB netdevs; false publishes their HCAs IB-only");
   app.add_option("--filter", options.filter,
                  "CEL publish filter over attributes (DRANET syntax); \"\" publishes every device");
+  app.add_option("--shared-devices", options.shared_devices,
+                 "Devices several claims may hold at once (Kubernetes 1.36+ consumable capacity): a CEL device "
+                 "selector such as 'device.attributes[\"dra.net\"].rdma', \"true\" for every RDMA device, \"\" "
+                 "for none (default). See docs/sharing.md");
+  app.add_option("--device-shares", options.device_shares,
+                 "Claims that may hold one shared device at once (its dra.net/shares capacity)")
+      ->check(CLI::Range(2, 1024));
   app.add_option("--metrics-address,--bind-address", options.metrics_address,
                  "host:port for /metrics, /livez, /readyz, /healthz; \"off\" disables");
   app.add_option("--kubelet-plugin", options.kubelet_plugin, "Serve the kubelet DRA plugin (needs the API server)");

@@ -147,6 +147,10 @@ struct AllocatedDevice {
   // adminAccess: read-only access beside the device's holder; nothing of the
   // device is moved, configured or opened (docs/operations.md, "Admin access").
   bool admin_access = false;
+  // The allocation's shareID (a device allowing multiple allocations,
+  // docs/sharing.md): the claim holds one share of the device beside other
+  // claims; nothing of it is moved. Empty for a device held alone.
+  std::string share_id = {};
   friend bool operator==(const AllocatedDevice&, const AllocatedDevice&) = default;
 };
 

@@ -38,7 +38,27 @@ int OnDevice(nl_msg* msg, void* arg) {
   return NL_OK;
 }
 
+int OnSystem(nl_msg* msg, void* arg) {
+  auto* mode = static_cast<std::optional<bool>*>(arg);
+  std::vector<nlattr*> tb(RDMA_NLDEV_ATTR_MAX, nullptr);
+  if (nlmsg_parse(nlmsg_hdr(msg), 0, tb.data(), RDMA_NLDEV_ATTR_MAX - 1, nullptr) < 0) return NL_SKIP;
+  if (const nlattr* netns_mode = tb[RDMA_NLDEV_SYS_ATTR_NETNS_MODE])
+    *mode = nla_get_u8(const_cast<nlattr*>(netns_mode)) == 0;
+  return NL_OK;
+}
+
 }  // namespace
+
+std::optional<bool> RdmaNetnsModeExclusive() {
+  NlSockPtr sock(nl_socket_alloc());
+  if (!sock || nl_connect(sock.get(), NETLINK_RDMA) < 0) return std::nullopt;
+  NlMsgPtr msg(nlmsg_alloc_simple(RdmaNldevType(RDMA_NLDEV_CMD_SYS_GET), NLM_F_REQUEST));
+  if (!msg || nl_send_auto(sock.get(), msg.get()) < 0) return std::nullopt;
+  std::optional<bool> mode;
+  nl_socket_modify_cb(sock.get(), NL_CB_VALID, NL_CB_CUSTOM, OnSystem, &mode);
+  if (nl_recvmsgs_default(sock.get()) < 0) return std::nullopt;
+  return mode;
+}
 
 std::uint16_t RdmaNldevType(std::uint16_t op) {
   return static_cast<std::uint16_t>((RDMA_NL_NLDEV << 10) | op);

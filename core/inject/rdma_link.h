@@ -30,4 +30,10 @@ std::optional<std::uint32_t> FindRdmaDevice(const NetnsHandle& ns, const std::st
 // when the device is not in `from`. Throws InjectError naming the device.
 bool MoveRdmaDevice(const NetnsHandle& from, const std::string& name, const NetnsHandle& target);
 
+// The kernel's RDMA netns mode (`rdma system show`: RDMA_NLDEV_CMD_SYS_GET,
+// RDMA_NLDEV_SYS_ATTR_NETNS_MODE; 1 shared, 0 exclusive) as seen from this
+// process: true when exclusive. nullopt when the kernel cannot say (no RDMA
+// core loaded, a kernel before 5.3): a node without RDMA devices.
+std::optional<bool> RdmaNetnsModeExclusive();
+
 }  // namespace dranet::inject

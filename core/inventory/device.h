@@ -8,6 +8,7 @@
 // "resource.kubernetes.io/numaNode", "azure.dra.net/vmSize").
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -71,10 +72,36 @@ struct DeviceTaint {
   friend bool operator==(const DeviceTaint&, const DeviceTaint&) = default;
 };
 
+// Consumable capacity (resource.k8s.io DeviceCapacity, Kubernetes 1.36+
+// DRAConsumableCapacity): how much of a shareable device one allocation
+// takes. Values are whole numbers in the capacity's unit (shares, Gbit/s),
+// written as Quantities without a suffix ("8").
+struct CapacityRequestPolicy {
+  int64_t default_value = 0;  // consumed when a claim asks for no amount
+  int64_t min = 0;            // validRange: min, max, step
+  int64_t max = 0;
+  int64_t step = 1;
+  friend bool operator==(const CapacityRequestPolicy&, const CapacityRequestPolicy&) = default;
+};
+
+struct DeviceCapacity {
+  int64_t value = 0;
+  std::optional<CapacityRequestPolicy> request_policy;
+  friend bool operator==(const DeviceCapacity&, const DeviceCapacity&) = default;
+};
+
+// Capacity name (qualified, "dra.net/shares") -> capacity.
+using Capacities = std::map<std::string, DeviceCapacity>;
+
 struct Device {
   std::string name;          // DNS label: pci-0000-8a-00-0, gpu0rdma0, net-<base32>
   Attributes attributes;     // published as spec.devices[].attributes
   std::vector<DeviceTaint> taints;  // published as spec.devices[].taints; set by the daemon, not discovery
+  // Shareable (--shared-devices, cel/share_policy.h): published with
+  // allowMultipleAllocations and these capacities, so that several claims
+  // may hold the device at once, each with a shareID. Set by the daemon.
+  bool allow_multiple_allocations = false;
+  Capacities capacity;
   // Host-side facts (not published).
   std::string pci_address;   // "0000:8a:00.0"; empty for virtual devices
   std::string if_name;       // host netdev name; empty for IB-only devices
@@ -85,6 +112,9 @@ struct Device {
   uint32_t pci_vendor_id = 0;  // e.g. 0x15b3; 0 when not PCI
   uint32_t pci_device_id = 0;  // e.g. 0x101e; 0 when not PCI
   int32_t numa_node = -1;      // -1 when unknown
+  // The link's speed in Mbit/s: the netdev's (class/net/<if>/speed) or,
+  // without one, the RDMA port's rate; 0 when unknown or down.
+  int64_t link_speed_mbps = 0;
   // Other netdevs on the same PCI function (representors, IPoIB pkey
   // children, extra ports), sorted; the attributes describe `if_name` only.
   std::vector<std::string> secondary_if_names;

@@ -205,9 +205,16 @@ class DiscoveryPass {
       }
       // RoCE: the netdev behind each port's default GID (index 0) names the
       // netdev this HCA serves (also for bonds and soft-RoCE without PCI).
+      bool first_port = true;
       for (const auto& port : device_dir.List("ports")) {
         auto netdev = device_dir.Read(("ports/" + port + "/gid_attrs/ndevs/0").c_str());
         if (netdev && !netdev->empty()) rdma_by_netdev_.emplace(*netdev, rdma_device);
+        // The first port's rate ("400 Gb/sec (4X NDR)"): the device's link speed.
+        if (first_port) {
+          if (auto rate = device_dir.Read(("ports/" + port + "/rate").c_str()))
+            if (int64_t mbps = RdmaRateMbps(*rate); mbps > 0) rate_mbps_by_rdma_[rdma_device] = mbps;
+          first_port = false;
+        }
       }
     }
   }
@@ -480,6 +487,8 @@ class DiscoveryPass {
     device.attributes[std::string(attr::kRdma)] = !device.rdma_device.empty();
     if (device.rdma_device.empty()) return;
     SetString(device, attr::kRdmaDevice, device.rdma_device);
+    if (auto rate = rate_mbps_by_rdma_.find(device.rdma_device); rate != rate_mbps_by_rdma_.end())
+      device.link_speed_mbps = rate->second;
     auto it = char_devices_by_rdma_.find(device.rdma_device);
     if (it != char_devices_by_rdma_.end()) device.char_devices = it->second;
     if (rdma_cm_) device.char_devices.push_back(*rdma_cm_);
@@ -503,6 +512,7 @@ class DiscoveryPass {
   std::map<std::string, Device> virtual_devices_;  // by device name
   std::map<std::string, std::string> rdma_by_netdev_;
   std::map<std::string, std::vector<CharDevice>> char_devices_by_rdma_;
+  std::map<std::string, int64_t> rate_mbps_by_rdma_;  // the first port's rate
   std::optional<CharDevice> rdma_cm_;
   std::map<int64_t, IntList> local_numa_nodes_;  // LocalNumaNodes() by node
 };

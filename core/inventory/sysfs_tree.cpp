@@ -308,4 +308,22 @@ std::optional<uint64_t> ParseHex(std::string_view text) {
   return value;
 }
 
+int64_t RdmaRateMbps(std::string_view text) {
+  // "<whole>[.<fraction>] Gb/sec ..." — the kernel prints the fraction as one digit.
+  int64_t whole = 0;
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  auto [p, error] = std::from_chars(begin, end, whole, 10);
+  if (error != std::errc() || p == begin || whole < 0 || whole > 1'000'000) return 0;
+  int64_t tenths = 0;
+  if (p != end && *p == '.') {
+    ++p;
+    if (p == end || *p < '0' || *p > '9') return 0;
+    tenths = *p++ - '0';
+    while (p != end && *p >= '0' && *p <= '9') ++p;
+  }
+  if (std::string_view(p, end - p).rfind(" Gb/sec", 0) != 0) return 0;
+  return whole * 1000 + tenths * 100;
+}
+
 }  // namespace dranet::inventory

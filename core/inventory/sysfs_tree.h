@@ -116,4 +116,8 @@ PciUevent ParsePciUevent(std::string_view text);
 std::optional<int64_t> ParseDecimal(std::string_view text);
 std::optional<uint64_t> ParseHex(std::string_view text);
 
+// An RDMA port's rate file ("400 Gb/sec (4X NDR)", "2.5 Gb/sec (1X SDR)") in
+// Mbit/s; 0 for anything else (no rate, "0 Gb/sec", an unknown unit).
+int64_t RdmaRateMbps(std::string_view text);
+
 }  // namespace dranet::inventory

@@ -559,4 +559,26 @@ std::string NamespacedPath(std::string_view prefix, std::string_view namespace_n
   return path;
 }
 
+ServerVersionInfo ParseServerVersion(const rapidjson::Value& object) {
+  ServerVersionInfo info;
+  if (!object.IsObject()) return info;
+  auto leading = [](const std::string& text) {
+    int value = 0;
+    for (char c : text) {
+      if (c < '0' || c > '9' || value > 100000) break;
+      value = value * 10 + (c - '0');
+    }
+    return value;
+  };
+  info.major = leading(StringField(object, "major"));
+  info.minor = leading(StringField(object, "minor"));
+  info.git_version = StringField(object, "gitVersion");
+  if (info.git_version.empty()) info.git_version = std::to_string(info.major) + "." + std::to_string(info.minor);
+  return info;
+}
+
+ServerVersionInfo ServerVersion(ApiClient& client, std::stop_token stop) {
+  return ParseServerVersion(client.Get("/version", stop));
+}
+
 }  // namespace dranet::kube

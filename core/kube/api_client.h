@@ -180,4 +180,15 @@ class ApiClient {
 // Percent-encodes a query parameter value (selectors contain '=' and ',').
 std::string UrlEncode(std::string_view text);
 
+// The API server's version (GET /version). Distributions write the minor
+// with a suffix ("36+"): the leading digits count.
+struct ServerVersionInfo {
+  int major = 0;
+  int minor = 0;
+  std::string git_version;  // "v1.37.2"
+};
+ServerVersionInfo ParseServerVersion(const rapidjson::Value& object);
+// Throws ApiError when the API server cannot be asked.
+ServerVersionInfo ServerVersion(ApiClient& client, std::stop_token stop = {});
+
 }  // namespace dranet::kube

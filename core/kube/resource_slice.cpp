@@ -114,6 +114,93 @@ bool ParseAttributeValue(const rapidjson::Value& json, inventory::AttributeValue
   return true;
 }
 
+// A Quantity we write: a whole number without suffix ("8"). The API server keeps that form.
+bool ParseWholeQuantity(const rapidjson::Value& json, int64_t& out) {
+  if (!json.IsString() || json.GetStringLength() == 0) return false;
+  std::string_view text(json.GetString(), json.GetStringLength());
+  if (text.size() > 1 && text[0] == '0') return false;
+  int64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9' || value > (INT64_MAX - 9) / 10) return false;
+    value = value * 10 + (c - '0');
+  }
+  out = value;
+  return true;
+}
+
+// Reads one DeviceCapacity of the shape we write: a value and, optionally, a request
+// policy with a default and a validRange. Returns false for anything else.
+bool ParseCapacity(const rapidjson::Value& json, inventory::DeviceCapacity& out) {
+  if (!json.IsObject()) return false;
+  for (const auto& member : json.GetObject()) {
+    std::string_view key(member.name.GetString(), member.name.GetStringLength());
+    if (key == "value") {
+      if (!ParseWholeQuantity(member.value, out.value)) return false;
+    } else if (key == "requestPolicy" && member.value.IsObject()) {
+      inventory::CapacityRequestPolicy policy;
+      bool has_default = false, has_range = false;
+      for (const auto& field : member.value.GetObject()) {
+        std::string_view name(field.name.GetString(), field.name.GetStringLength());
+        if (name == "default") {
+          if (!ParseWholeQuantity(field.value, policy.default_value)) return false;
+          has_default = true;
+        } else if (name == "validRange" && field.value.IsObject()) {
+          bool has_min = false, has_max = false, has_step = false;
+          for (const auto& bound : field.value.GetObject()) {
+            std::string_view which(bound.name.GetString(), bound.name.GetStringLength());
+            int64_t* target = which == "min" ? &policy.min : which == "max" ? &policy.max
+                            : which == "step" ? &policy.step : nullptr;
+            if (!target || !ParseWholeQuantity(bound.value, *target)) return false;
+            (which == "min" ? has_min : which == "max" ? has_max : has_step) = true;
+          }
+          if (!has_min || !has_max || !has_step) return false;
+          has_range = true;
+        } else if (!IsEmptyContainer(field.value)) {
+          return false;  // validValues
+        }
+      }
+      if (!has_default || !has_range) return false;
+      out.request_policy = policy;
+    } else if (!IsEmptyContainer(member.value)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void WriteQuantity(rapidjson::Writer<rapidjson::StringBuffer>& writer, int64_t value) {
+  WriteString(writer, std::to_string(value));
+}
+
+void WriteCapacities(rapidjson::Writer<rapidjson::StringBuffer>& writer, const inventory::Capacities& capacities) {
+  writer.StartObject();
+  for (const auto& [name, capacity] : capacities) {
+    WriteString(writer, name);
+    writer.StartObject();
+    writer.Key("value");
+    WriteQuantity(writer, capacity.value);
+    if (capacity.request_policy) {
+      const auto& policy = *capacity.request_policy;
+      writer.Key("requestPolicy");
+      writer.StartObject();
+      writer.Key("default");
+      WriteQuantity(writer, policy.default_value);
+      writer.Key("validRange");
+      writer.StartObject();
+      writer.Key("min");
+      WriteQuantity(writer, policy.min);
+      writer.Key("max");
+      WriteQuantity(writer, policy.max);
+      writer.Key("step");
+      WriteQuantity(writer, policy.step);
+      writer.EndObject();
+      writer.EndObject();
+    }
+    writer.EndObject();
+  }
+  writer.EndObject();
+}
+
 // Reads the fields of one device into `device`: `json` is the device, or (v1beta1) its
 // `basic` object.
 void ParseDeviceFields(const rapidjson::Value& json, const std::string& driver, bool nested, SliceDevice& device,
@@ -153,8 +240,21 @@ void ParseDeviceFields(const rapidjson::Value& json, const std::string& driver, 
         }
         device.taints.push_back(std::move(parsed));
       }
+    } else if (key == "allowMultipleAllocations" && member.value.IsBool()) {
+      device.allow_multiple_allocations = member.value.GetBool();
+    } else if (key == "capacity" && member.value.IsObject()) {
+      for (const auto& capacity : member.value.GetObject()) {
+        std::string name(capacity.name.GetString(), capacity.name.GetStringLength());
+        if (name.find('/') == std::string::npos) name = driver + "/" + name;
+        inventory::DeviceCapacity parsed;
+        if (ParseCapacity(capacity.value, parsed)) {
+          device.capacity.emplace(std::move(name), parsed);
+        } else {
+          foreign = true;
+        }
+      }
     } else if (!IsEmptyContainer(member.value)) {
-      foreign = true;  // capacity, counters, per-device node selection…
+      foreign = true;  // counters, per-device node selection…
     }
   }
 }
@@ -184,6 +284,22 @@ std::string ValidateDevice(const inventory::Device& device) {
   }
   if (values > kMaxAttributeValuesPerDevice)
     return "device has " + std::to_string(values) + " attribute values, list items counted (limit 48)";
+  if (device.attributes.size() + device.capacity.size() > kMaxAttributesPerDevice)
+    return "device has " + std::to_string(device.attributes.size() + device.capacity.size()) +
+           " attributes and capacities (limit 32)";
+  for (const auto& [name, capacity] : device.capacity) {
+    if (!IsQualifiedName(name)) return "capacity name \"" + name + "\" is not a qualified name";
+    if (capacity.value < 0) return "capacity " + name + " is negative";
+    if (!capacity.request_policy) continue;
+    // resource.k8s.io validation: a request policy only on a device that allows
+    // multiple allocations; min <= default <= max <= value, step > 0.
+    const auto& policy = *capacity.request_policy;
+    if (!device.allow_multiple_allocations)
+      return "capacity " + name + " has a request policy but the device does not allow multiple allocations";
+    if (policy.step <= 0 || policy.min < 0 || policy.min > policy.max || policy.max > capacity.value ||
+        policy.default_value < policy.min || policy.default_value > policy.max)
+      return "capacity " + name + ": request policy outside 0 <= min <= default <= max <= value, step > 0";
+  }
   return {};
 }
 
@@ -230,8 +346,9 @@ std::vector<ResourceSlice> BuildSlices(const SliceParams& params,
   std::vector<std::vector<SliceDevice>> chunks;
   bool chunk_has_list = false;  // the last chunk has a device with a list attribute
   for (const auto* device : valid) {
-    // The API's 64-device cap covers a device with taints as one with a list attribute.
-    const bool has_list = HasListAttribute(*device) || !device->taints.empty();
+    // The API's 64-device cap covers a device with taints as one with a list attribute. A
+    // shareable device counts too: its capacities make the slice as large per device.
+    const bool has_list = HasListAttribute(*device) || !device->taints.empty() || device->allow_multiple_allocations;
     const std::size_t limit =
         chunk_has_list || has_list ? kMaxDevicesPerSliceWithListAttributes : kMaxDevicesPerSlice;
     if (chunks.empty() || chunks.back().size() >= limit) {
@@ -239,7 +356,8 @@ std::vector<ResourceSlice> BuildSlices(const SliceParams& params,
       chunk_has_list = false;
     }
     chunk_has_list |= has_list;
-    chunks.back().push_back({device->name, device->attributes, device->taints});
+    chunks.back().push_back(
+        {device->name, device->attributes, device->taints, device->allow_multiple_allocations, device->capacity});
   }
 
   std::vector<ResourceSlice> slices;
@@ -356,6 +474,14 @@ void WriteSlice(rapidjson::Writer<rapidjson::StringBuffer>& writer, const Resour
         writer.EndObject();
       }
       writer.EndArray();
+    }
+    if (!device.capacity.empty()) {
+      writer.Key("capacity");
+      WriteCapacities(writer, device.capacity);
+    }
+    if (device.allow_multiple_allocations) {
+      writer.Key("allowMultipleAllocations");
+      writer.Bool(true);
     }
     if (basic) writer.EndObject();
     writer.EndObject();

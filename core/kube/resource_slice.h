@@ -44,8 +44,9 @@ inline constexpr std::string_view kDefaultDriverName = "dra.net";
 // API server validation limits (kubernetes/kubernetes pkg/apis/resource/validation).
 // The API lowers the devices per slice to 64 when a device of the slice has taints, consumes
 // counters or has a list attribute. The slices we write carry no counters (ParseSlice marks
-// them as foreign content); a device with taints or a list attribute makes BuildSlices apply
-// the lower limit to its slice.
+// them as foreign content); a device with taints, a list attribute or consumable capacity
+// (allowMultipleAllocations; the 1.37 API does not ask it, the lower limit keeps room) makes
+// BuildSlices apply the lower limit to its slice.
 inline constexpr std::size_t kMaxDevicesPerSlice = 128;
 inline constexpr std::size_t kMaxDevicesPerSliceWithListAttributes = 64;
 inline constexpr std::size_t kMaxAttributesPerDevice = 32;  // attributes + capacities
@@ -75,6 +76,8 @@ struct SliceDevice {
   std::string name;
   inventory::Attributes attributes;
   std::vector<inventory::DeviceTaint> taints;  // timeAdded is the API server's and not compared
+  bool allow_multiple_allocations = false;     // consumable capacity (Kubernetes 1.36+)
+  inventory::Capacities capacity;              // with request policies on a shareable device
   friend bool operator==(const SliceDevice&, const SliceDevice&) = default;
 };
 
@@ -102,8 +105,9 @@ struct ResourceSlice {
   int64_t resource_slice_count = 0;
   std::vector<SliceDevice> devices;
   // Set by ParseSlice() when the stored object carries something we never write (an attribute
-  // kind like "strings", capacities, a taint field we do not set, a second node selector…). Such a slice never
-  // compares equal to a desired one, so the publisher overwrites it.
+  // kind like "strings", a capacity in another form than ours, a taint field we do not set, a
+  // second node selector…). Such a slice never compares equal to a desired one, so the
+  // publisher overwrites it.
   bool has_foreign_content = false;
 };
 

@@ -10,6 +10,16 @@
 namespace dranet::kube {
 namespace {
 
+// Leaves out of a device (inventory::Device or SliceDevice) the fields the API server drops.
+template <class Device>
+void StripFields(Device& device, bool taints, bool sharing) {
+  if (taints) device.taints.clear();
+  if (sharing) {
+    device.allow_multiple_allocations = false;
+    device.capacity.clear();
+  }
+}
+
 // All devices of the slices in `slices`, sorted by name: the pool's content, whatever the
 // split into slices.
 std::vector<SliceDevice> PoolContent(const std::vector<const ResourceSlice*>& slices) {
@@ -220,11 +230,14 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& inventory, 
     scalar_only = WithScalarAttributes(inventory);
   }
   const std::vector<inventory::Device>* chosen = scalar_only.empty() ? &inventory : &scalar_only;
-  std::vector<inventory::Device> untainted;
-  if (taints_dropped_ && std::any_of(chosen->begin(), chosen->end(), [](const auto& d) { return !d.taints.empty(); })) {
-    untainted = *chosen;
-    for (auto& d : untainted) d.taints.clear();
-    chosen = &untainted;
+  std::vector<inventory::Device> stripped;
+  if ((taints_dropped_ &&
+       std::any_of(chosen->begin(), chosen->end(), [](const auto& d) { return !d.taints.empty(); })) ||
+      (sharing_dropped_ &&
+       std::any_of(chosen->begin(), chosen->end(), [](const auto& d) { return d.allow_multiple_allocations; }))) {
+    stripped = *chosen;
+    for (auto& d : stripped) StripFields(d, taints_dropped_, sharing_dropped_);
+    chosen = &stripped;
   }
   const auto& devices = *chosen;
 
@@ -301,7 +314,7 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& inventory, 
     std::string path = collection + "/" + slice.name;
     if (it == stored_by_name.end()) {
       try {
-        NoteDroppedTaints(slice, NoteOwnWrite(client_.Create(collection, SliceToJson(slice, version), stop)));
+        NoteDroppedFields(slice, NoteOwnWrite(client_.Create(collection, SliceToJson(slice, version), stop)));
       } catch (const ApiError& error) {
         // The name may be held by a slice that is not ours (another driver
         // or node): then ours goes under another name from the next pass on,
@@ -320,7 +333,7 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& inventory, 
     } else if (!SemanticallyEqual(slice, *it->second)) {
       ResourceSlice update = slice;
       update.resource_version = it->second->resource_version;
-      NoteDroppedTaints(slice, NoteOwnWrite(client_.Update(path, SliceToJson(update, version), stop)));
+      NoteDroppedFields(slice, NoteOwnWrite(client_.Update(path, SliceToJson(update, version), stop)));
       ++updates;
       log_.Info("ResourceSlice updated", {{"slice", slice.name}, {"devices", slice.devices.size()},
                                           {"generation", slice.pool_generation}});
@@ -343,6 +356,7 @@ void SlicePublisher::Reconcile(const std::vector<inventory::Device>& inventory, 
   stats_.pool_generation = params.generation;
   stats_.slices = desired_.size();
   stats_.taints_dropped = taints_dropped_;
+  stats_.sharing_dropped = sharing_dropped_;
 }
 
 void SlicePublisher::RememberOwnWrite(std::string key) {
@@ -366,27 +380,44 @@ bool SlicePublisher::TakeOwnWrite(const std::string& key) {
   return true;
 }
 
-void SlicePublisher::NoteDroppedTaints(const ResourceSlice& sent, const rapidjson::Value& returned) {
-  if (taints_dropped_ || !returned.IsObject()) return;
-  std::map<std::string, std::size_t> kept;
+void SlicePublisher::NoteDroppedFields(const ResourceSlice& sent, const rapidjson::Value& returned) {
+  if ((taints_dropped_ && sharing_dropped_) || !returned.IsObject()) return;
+  std::map<std::string, const SliceDevice*> kept;
+  ResourceSlice parsed;
   try {
-    for (const auto& device : ParseSlice(returned).devices) kept[device.name] = device.taints.size();
+    parsed = ParseSlice(returned);
   } catch (const std::invalid_argument&) {
     return;
   }
+  for (const auto& device : parsed.devices) kept[device.name] = &device;
+  bool dropped_taints = false, dropped_sharing = false;
+  std::string device_name;
   for (const auto& device : sent.devices) {
-    if (device.taints.empty() || kept[device.name] > 0) continue;
+    auto it = kept.find(device.name);
+    if (it == kept.end()) continue;
+    if (!taints_dropped_ && !device.taints.empty() && it->second->taints.empty()) dropped_taints = true;
+    if (!sharing_dropped_ && device.allow_multiple_allocations && !it->second->allow_multiple_allocations)
+      dropped_sharing = true;
+    if ((dropped_taints || dropped_sharing) && device_name.empty()) device_name = device.name;
+  }
+  if (dropped_taints) {
     taints_dropped_ = true;
     log_.Warning("the API server drops device taints (Kubernetes before 1.36, or its DRADeviceTaints gate off): "
                  "unhealthy devices are published without them; the kubelet still hears of their health",
-                 {{"slice", sent.name}, {"device", device.name}});
-    std::lock_guard lock(mu_);
-    // The watch's events of this write are ours, not someone else's change.
-    for (auto& [name, slice] : desired_)
-      for (auto& d : slice.devices) d.taints.clear();
-    SchedulePass();  // the pool again without them, so that it compares equal
-    return;
+                 {{"slice", sent.name}, {"device", device_name}});
   }
+  if (dropped_sharing) {
+    sharing_dropped_ = true;
+    log_.Error("the API server drops allowMultipleAllocations (Kubernetes before 1.36, or its DRAConsumableCapacity "
+               "gate off): shareable devices are published for one claim at a time",
+               {{"slice", sent.name}, {"device", device_name}});
+  }
+  if (!dropped_taints && !dropped_sharing) return;
+  std::lock_guard lock(mu_);
+  // The watch's events of this write are ours, not someone else's change.
+  for (auto& [name, slice] : desired_)
+    for (auto& d : slice.devices) StripFields(d, taints_dropped_, sharing_dropped_);
+  SchedulePass();  // the pool again without them, so that it compares equal
 }
 
 void SlicePublisher::WatchLoop(std::stop_token stop) {

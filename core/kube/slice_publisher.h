@@ -23,7 +23,9 @@
 // Device taints (inventory::Device::taints) are published as given. An API server that does
 // not keep them (before Kubernetes 1.36, or DRADeviceTaints off: the field is dropped on
 // write) is found out from the object a create or update returns: one warning, and from then
-// on taints are left out, so that the slices compare equal and are not written again.
+// on taints are left out, so that the slices compare equal and are not written again. The
+// same for allowMultipleAllocations and its capacities (DRAConsumableCapacity off): an error,
+// and shareable devices published for one claim at a time.
 //
 // The Node's UID (for the ownerReference that lets the garbage collector delete our slices
 // with the Node) is read once from GET /api/v1/nodes/<node>; while the Node cannot be read
@@ -84,6 +86,7 @@ struct SlicePublisherStats {
   int64_t pool_generation = 0;  // generation of the last completed pass
   std::size_t slices = 0;       // slices after the last completed pass
   bool taints_dropped = false;  // the API server dropped the taints it was sent (they are left out since)
+  bool sharing_dropped = false;  // the API server dropped allowMultipleAllocations (left out since)
   uint64_t writes() const { return creates + updates + deletes; }
 };
 
@@ -108,7 +111,8 @@ class SlicePublisher {
   // One reconcile pass; throws ApiError on failure.
   void Reconcile(const std::vector<inventory::Device>& devices, std::stop_token stop);
   // After a create or update: whether the API server kept the taints `sent` carries.
-  void NoteDroppedTaints(const ResourceSlice& sent, const rapidjson::Value& returned);
+  // Taints or allowMultipleAllocations sent but not in the object returned: left out from then on.
+  void NoteDroppedFields(const ResourceSlice& sent, const rapidjson::Value& returned);
   // own_writes_ (below): remembers a key; the resourceVersion a write got
   // back (returns `returned`); takes a key an event matches (mu_ held).
   void RememberOwnWrite(std::string key);
@@ -151,6 +155,7 @@ class SlicePublisher {
   int renames_ = 0;
   bool warned_lists_dropped_ = false;  // publisher thread only
   bool taints_dropped_ = false;        // publisher thread only (copied into stats_)
+  bool sharing_dropped_ = false;       // publisher thread only (copied into stats_)
   SlicePublisherStats stats_;
   std::condition_variable_any synced_;
   std::mt19937 random_;

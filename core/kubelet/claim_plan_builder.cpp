@@ -76,6 +76,17 @@ void AddDeviceNode(std::vector<inject::DeviceNode>& nodes, inject::DeviceNode no
   nodes.push_back(std::move(node));
 }
 
+// The char devices a pod gets for `device`'s RDMA device (none without one).
+void AddRdmaCharDevices(inject::ClaimPlan& plan, const inventory::Device& device, const PlanBuilderOptions& options,
+                        const std::string& who) {
+  if (device.rdma_device.empty()) return;
+  for (const auto& dev : device.char_devices) {
+    if (!inventory::PodReceives(dev)) continue;
+    AddDeviceNode(plan.device_nodes,
+                  {"/dev/" + dev.path, (options.dev_root / dev.path).string(), dev.major, dev.minor, "rw"}, who);
+  }
+}
+
 std::string HostPathFor(const std::filesystem::path& dev_root, const std::string& container_path) {
   std::string relative = container_path;
   if (relative.rfind("/dev/", 0) == 0) relative = relative.substr(5);
@@ -549,6 +560,7 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
   };
   std::map<std::string, OwnNetwork> claim_network;  // by device: what the claim's config says
   std::vector<const inventory::Device*> admin_devices;
+  std::set<std::string> shared_rdma_devices;  // of the claim's shares
   for (const auto& result : claim.ResultsFor(options.driver_name, options.pool_name)) {
     auto it = by_name.find(result.device);
     if (it == by_name.end())
@@ -561,10 +573,17 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
     if (stop.stop_requested())
       throw PrepareError(who + ": the prepare deadline passed before device " + device.name +
                          " was prepared; kubelet retries the claim");
-    if (std::any_of(plan.devices.begin(), plan.devices.end(),
-                    [&](const inject::AllocatedDevice& d) { return d.device == device.name; }))
-      continue;  // one device allocated twice (shared); prepared once
-    plan.devices.push_back({result.request, result.pool, result.device, result.admin_access});
+    const auto held = [&](const inject::AllocatedDevice& d) { return d.device == device.name; };
+    const bool repeated = std::any_of(plan.devices.begin(), plan.devices.end(), held);
+    // One device allocated twice is prepared once; a second share of it
+    // (another shareID) is recorded for its own status entry.
+    if (repeated && (result.share_id.empty() ||
+                     std::any_of(plan.devices.begin(), plan.devices.end(), [&](const inject::AllocatedDevice& d) {
+                       return held(d) && d.share_id == result.share_id;
+                     })))
+      continue;
+    plan.devices.push_back({result.request, result.pool, result.device, result.admin_access, result.share_id});
+    if (repeated) continue;
     const std::string where = who + ": device " + device.name;
     if (result.admin_access) {
       // Read-only access beside the device's holder: nothing of the device
@@ -577,6 +596,27 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
                              "which configures nothing; its config may not set " + Join(set));
       }
       admin_devices.push_back(&device);
+      continue;
+    }
+    if (!result.share_id.empty()) {
+      // A share (docs/sharing.md): the HCA's char devices beside the other
+      // shares' pods; nothing moved or configured, so nothing to undo.
+      const std::string share = where + " (share " + result.share_id + ")";
+      if (device.rdma_device.empty())
+        throw PrepareError(share + ": only RDMA devices are shared on this node, and it has no RDMA device");
+      if (options.rdma_exclusive)
+        throw PrepareError(share + ": a share needs the kernel's shared RDMA netns mode, and dranetd runs with "
+                           "--rdma-exclusive");
+      if (const auto merged = ConfigFor(claim, result, options.driver_name)) {
+        const auto set = FieldsSet(merged->config);
+        if (!set.empty())
+          throw PrepareError(share + ": a share leaves the device on the host and configures nothing; its config "
+                             "may not set " + Join(set));
+      }
+      allocated.push_back(device);
+      plan.published_attributes[device.name] = kube::AttributesToJson(device.attributes);
+      shared_rdma_devices.insert(device.rdma_device);
+      AddRdmaCharDevices(plan, device, options, who);
       continue;
     }
     auto merged = ConfigFor(claim, result, options.driver_name);
@@ -642,14 +682,7 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
       netdev.rdma_exclusive = options.rdma_exclusive && !device.rdma_device.empty();
       plan.netdevs.push_back(std::move(netdev));
     }
-    if (!device.rdma_device.empty()) {
-      for (const auto& dev : device.char_devices) {
-        if (!inventory::PodReceives(dev)) continue;
-        AddDeviceNode(plan.device_nodes,
-                      {"/dev/" + dev.path, (options.dev_root / dev.path).string(), dev.major, dev.minor, "rw"},
-                      who);
-      }
-    }
+    AddRdmaCharDevices(plan, device, options, who);
   }
 
   if (inject && !allocated.empty()) {
@@ -689,6 +722,16 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
     }
   }
   for (const auto& [key, value] : AdminAccessEnv(admin_devices)) plan.env[key] = value;
+  // A share names its HCAs to NCCL, as the GPU plugins do for every claim
+  // where they run: "=" makes NCCL match the names exactly.
+  if (!shared_rdma_devices.empty() && !plan.env.count("NCCL_IB_HCA")) {
+    std::set<std::string> hcas = shared_rdma_devices;
+    for (const auto& device : allocated)
+      if (!device.rdma_device.empty()) hcas.insert(device.rdma_device);
+    std::string value = "=";
+    for (const auto& hca : hcas) value += (value.size() > 1 ? "," : "") + hca;
+    plan.env["NCCL_IB_HCA"] = value;
+  }
   for (auto& netdev : plan.netdevs) {
     auto own = claim_network.find(netdev.device_name);
     if (own == claim_network.end()) continue;

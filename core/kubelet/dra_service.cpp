@@ -49,7 +49,7 @@ DraService::DraService(DraServiceOptions options, DraServiceDeps deps, Logger& l
 PrepareAnswer DraService::AnswerFor(const inject::ClaimPlan& plan) {
   PrepareAnswer answer;
   for (const auto& d : plan.devices)
-    answer.devices.push_back({{TopLevelRequest(d.request)}, d.pool, d.device, plan.cdi_device_ids});
+    answer.devices.push_back({{TopLevelRequest(d.request)}, d.pool, d.device, plan.cdi_device_ids, d.share_id});
   return answer;
 }
 
@@ -102,7 +102,8 @@ DraService::Outcome DraService::PrepareOne(const ClaimRequest& request, std::sto
     std::vector<std::string> netdev_devices;
     for (const auto& r : claim.ResultsFor(options_.plan.driver_name, options_.plan.pool_name))
       for (const auto& device : *inventory)
-        if (device.name == r.device && !device.if_name.empty() && !r.admin_access)  // adminAccess moves nothing
+        // adminAccess and a share move nothing
+        if (device.name == r.device && !device.if_name.empty() && !r.admin_access && r.share_id.empty())
           netdev_devices.push_back(device.name);
     out.reserved_netdevs = ReserveNetdevs(request, netdev_devices);
     inject::ClaimPlan plan = BuildClaimPlan(claim, *inventory, options_.plan, deps_.inject, deps_.host, deadline_passed);

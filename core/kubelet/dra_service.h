@@ -55,6 +55,7 @@ struct PreparedDevice {
   std::string pool_name;
   std::string device_name;
   std::vector<std::string> cdi_device_ids;
+  std::string share_id = {};  // the allocation's shareID; empty for a device held alone
   friend bool operator==(const PreparedDevice&, const PreparedDevice&) = default;
 };
 

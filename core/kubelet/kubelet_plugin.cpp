@@ -50,8 +50,8 @@ std::chrono::steady_clock::time_point AnswerBy(std::chrono::system_clock::time_p
          kMargin;
 }
 
-// Both DRA versions have the same messages (v1 adds Device.share_id, which
-// we do not set), so one template serves both.
+// Both DRA versions have the same messages but for v1's Device.share_id
+// (set for a share of a device), so one template serves both.
 template <typename Service, typename PrepareReq, typename PrepareResp, typename UnprepareReq,
           typename UnprepareResp>
 class DraGrpcService final : public Service {
@@ -70,6 +70,8 @@ class DraGrpcService final : public Service {
         device->set_pool_name(d.pool_name);
         device->set_device_name(d.device_name);
         for (const auto& id : d.cdi_device_ids) device->add_cdi_device_ids(id);
+        if constexpr (requires { device->set_share_id(d.share_id); })
+          if (!d.share_id.empty()) device->set_share_id(d.share_id);
       }
     }
     return grpc::Status::OK;

@@ -128,6 +128,7 @@ void WritePlan(Writer& w, const ClaimPlan& p) {
       w.Key("adminAccess");
       w.Bool(true);
     }
+    if (!d.share_id.empty()) Str(w, "shareID", d.share_id);
   });
   ObjectList(w, "deviceNodes", p.device_nodes, [&](const inject::DeviceNode& n) {
     Str(w, "containerPath", n.container_path);
@@ -368,6 +369,7 @@ ClaimPlan ReadPlan(const rapidjson::Value& o, const std::string& where) {
       if (!d["adminAccess"].IsBool()) Bad(w, "adminAccess", "a boolean");
       p.devices.back().admin_access = d["adminAccess"].GetBool();
     }
+    if (d.HasMember("shareID")) p.devices.back().share_id = GetStr(d, w, "shareID");  // absent: not a share
   }
   for (const auto& n : GetArr(o, here, "deviceNodes").GetArray()) {
     const std::string w = here + ".deviceNodes";

@@ -140,11 +140,15 @@ box_install() {
     || fail "the dranet DaemonSet did not become Ready"
 }
 
+# box_install_on_snapshot OVERLAY SNAPSHOT [HELM ARGS...]: helm install with
+# the cloud overlay, dranetd reading the snapshot; HELM ARGS go to helm install.
 box_install_on_snapshot() {
-  box_install helm -f "$source_dir/packaging/deploy/overlays/$1/values.yaml" \
-    --set "flags.hostRoot=$2" \
-    --set-json "extraVolumes=[{\"name\":\"snapshot\",\"hostPath\":{\"path\":\"$2\",\"type\":\"Directory\"}}]" \
-    --set-json "extraVolumeMounts=[{\"name\":\"snapshot\",\"mountPath\":\"$2\",\"readOnly\":true}]"
+  local overlay=$1 snapshot=$2
+  shift 2
+  box_install helm -f "$source_dir/packaging/deploy/overlays/$overlay/values.yaml" \
+    --set "flags.hostRoot=$snapshot" \
+    --set-json "extraVolumes=[{\"name\":\"snapshot\",\"hostPath\":{\"path\":\"$snapshot\",\"type\":\"Directory\"}}]" \
+    --set-json "extraVolumeMounts=[{\"name\":\"snapshot\",\"mountPath\":\"$snapshot\",\"readOnly\":true}]" "$@"
 }
 
 box_slice_lists() {

@@ -32,6 +32,7 @@ FLAG_OF_VALUE = {
     "nriSocket": "--nri-socket", "nri": "--nri", "cdiDir": "--cdi-dir", "cdi": "--cdi",
     "rdmaExclusive": "--rdma-exclusive", "copyHostRoutes": "--copy-host-routes",
     "deviceHealth": "--device-health", "deviceTaints": "--device-taints",
+    "sharedDevices": "--shared-devices", "deviceShares": "--device-shares",
     "profileProvider": "--profile-provider", "webhookUrl": "--webhook-url",
     "cloudProviderHint": "--cloud-provider-hint", "featureGates": "--feature-gates", "pluginDir": "--plugin-dir",
     "pluginAllow": "--plugin-allow", "pluginDeny": "--plugin-deny", "pluginConfig": "--plugin-config",
@@ -42,7 +43,8 @@ EVERY_OPTIONAL_SET = ["--set-string", "flags.kubeconfig=/etc/kubeconfig", "--set
                       "--set-string", "flags.cloudProviderHint=gcp", "--set-string", "flags.featureGates=A=true",
                       "--set-json", 'flags.pluginAllow=["a"]', "--set-json", 'flags.pluginDeny=["b"]',
                       "--set-string", "flags.filter=true", "--set-json", 'flags.pluginDir=["/opt/p"]',
-                      "--set-json", 'flags.pluginConfig=["generic.x=1"]']
+                      "--set-json", 'flags.pluginConfig=["generic.x=1"]',
+                      "--set-string", "flags.sharedDevices=true"]
 
 
 def check(ok, message):

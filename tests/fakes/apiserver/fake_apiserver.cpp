@@ -331,6 +331,25 @@ class FakeApiServer::Impl {
     std::lock_guard lock(mu_);
     drop_device_taints_ = drop;
   }
+  void DropConsumableCapacity(bool drop) {
+    std::lock_guard lock(mu_);
+    drop_consumable_capacity_ = drop;
+  }
+  void SetServerVersion(std::string git_version) {
+    std::lock_guard lock(mu_);
+    server_version_ = std::move(git_version);
+  }
+
+  // GET /version: "v1.37.2" as {"major":"1","minor":"37","gitVersion":"v1.37.2",…}.
+  Answer VersionLocked() const {
+    const auto dot = server_version_.find('.');
+    const auto second = server_version_.find('.', dot + 1);
+    const std::string major = dot == std::string::npos ? "" : server_version_.substr(1, dot - 1);
+    const std::string minor = dot == std::string::npos ? "" : server_version_.substr(dot + 1, second - dot - 1);
+    return {200, R"({"major":")" + major + R"(","minor":")" + minor + R"(","gitVersion":")" + server_version_ +
+                     R"(","platform":"linux/amd64"})",
+            -1, false};
+  }
 
   std::size_t AcceptedConnections() const { return accepted_.load(); }
 
@@ -489,6 +508,9 @@ class FakeApiServer::Impl {
     } else if (method == "GET" && IsResourceGroupPath(target_text)) {
       std::lock_guard lock(mu_);
       answer = ResourceGroupLocked();
+    } else if (method == "GET" && target_text == "/version") {
+      std::lock_guard lock(mu_);
+      answer = VersionLocked();
     } else {
       auto target = ParseTarget(target_text);
       bool served = true;
@@ -732,6 +754,12 @@ class FakeApiServer::Impl {
     for (auto& device : devices->GetArray()) {
       if (!device.IsObject()) continue;
       rapidjson::Value* holder = device.HasMember("basic") && device["basic"].IsObject() ? &device["basic"] : &device;
+      if (drop_consumable_capacity_) {
+        holder->RemoveMember("allowMultipleAllocations");
+        if (holder->HasMember("capacity") && (*holder)["capacity"].IsObject())
+          for (auto& capacity : (*holder)["capacity"].GetObject())
+            if (capacity.value.IsObject()) capacity.value.RemoveMember("requestPolicy");
+      }
       if (!holder->HasMember("taints")) continue;
       if (drop_device_taints_) {
         holder->RemoveMember("taints");
@@ -1022,6 +1050,8 @@ class FakeApiServer::Impl {
   std::vector<RecordedRequest> requests_;
   std::map<std::string, FakeValidator> validators_;
   bool drop_device_taints_ = false;
+  bool drop_consumable_capacity_ = false;
+  std::string server_version_ = "v1.37.2";
   std::vector<std::string> resource_versions_{"v1"};  // resource.k8s.io versions served
   std::chrono::milliseconds bookmark_interval_{5000};
   // store key → "namespace/name" → object JSON
@@ -1054,6 +1084,8 @@ void FakeApiServer::SetValidator(const std::string& resource, FakeValidator vali
   impl_->SetValidator(resource, std::move(validator));
 }
 void FakeApiServer::DropDeviceTaints(bool drop) { impl_->DropDeviceTaints(drop); }
+void FakeApiServer::DropConsumableCapacity(bool drop) { impl_->DropConsumableCapacity(drop); }
+void FakeApiServer::SetServerVersion(std::string git_version) { impl_->SetServerVersion(std::move(git_version)); }
 std::vector<RecordedRequest> FakeApiServer::Requests() const { return impl_->Requests(); }
 std::size_t FakeApiServer::CountRequests(const std::string& method,
                                          const std::string& path_contains) const {

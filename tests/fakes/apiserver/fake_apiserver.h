@@ -92,6 +92,11 @@ class FakeApiServer {
   // with DropDeviceTaints(true) they are dropped from every write instead, as a server
   // without the DRADeviceTaints feature drops the field.
   void DropDeviceTaints(bool drop);
+  // allowMultipleAllocations and capacities' requestPolicy dropped from every write, as a
+  // server without DRAConsumableCapacity (before 1.36) drops them.
+  void DropConsumableCapacity(bool drop);
+  // What GET /version answers ("v1.37.2" by default).
+  void SetServerVersion(std::string git_version);
 
   std::vector<RecordedRequest> Requests() const;
   // Requests whose method matches (empty: any) and whose target contains `path_contains`.

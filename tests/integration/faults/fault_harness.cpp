@@ -165,12 +165,14 @@ const rapidjson::Value* DeviceAttributes(const rapidjson::Value& device) {
 }
 
 std::string AllocatedClaim(const std::string& name, const std::string& pool, const std::vector<std::string>& devices,
-                           const std::string& pod_uid, const std::string& version) {
+                           const std::string& pod_uid, const std::string& version, const std::string& share_id) {
   std::string results;
   for (const auto& d : devices) {
     if (!results.empty()) results += ",";
     results += std::string(R"({"request":"nic","driver":")") + kDriver + R"(","pool":")" + pool +
-               R"(","device":")" + d + R"("})";
+               R"(","device":")" + d + R"(")" +
+               (share_id.empty() ? "" : R"(,"shareID":")" + share_id + R"(","consumedCapacity":{"dra.net/shares":"1"})") +
+               "}";
   }
   const std::string request = version == "v1beta1" ? R"({"name":"nic","deviceClassName":"dranet.net"})"
                                                     : R"({"name":"nic","exactly":{"deviceClassName":"dranet.net"}})";
@@ -463,9 +465,15 @@ bool FaultNode::StartDaemon(const std::string& fault, std::string* why, bool wai
   ++daemon_starts_;
   daemon_ = std::make_unique<DaemonProcess>(options_.dranetd, DaemonArgs(options_.pod_uid),
                                             dir_ / ("dranetd-" + std::to_string(daemon_starts_) + ".log"), fault);
-  if (!kubelet_->WaitForPlugin(kDriver, std::chrono::duration_cast<std::chrono::milliseconds>(kDeadline),
-                               generation)) {
-    *why = "dranetd did not register with the kubelet";
+  // A dranetd that refuses its flags exits at once: no need to wait out the deadline.
+  bool registered = false;
+  PollUntil([&] {
+    registered = kubelet_->WaitForPlugin(kDriver, std::chrono::milliseconds(100), generation).has_value();
+    return registered || daemon_->Exited();
+  });
+  if (!registered) {
+    *why = daemon_->Exited() ? "dranetd exited before it registered with the kubelet"
+                             : "dranetd did not register with the kubelet";
     return false;
   }
   if (!AcceptPlugin()) {
@@ -509,12 +517,16 @@ bool FaultNode::StartDaemon(const std::string& fault, std::string* why, bool wai
       return false;
     }
     const std::vector<std::pair<std::string, std::vector<std::string>>> wanted = {
-        {"claim-a", {devices[0]}}, {"claim-b", {devices[1], devices[2]}}};
+        {"claim-a", {devices[0]}},
+        {"claim-b", options_.shared_claims ? std::vector<std::string>{devices[0]}
+                                           : std::vector<std::string>{devices[1], devices[2]}}};
     const char* pods[] = {"pod-a", "pod-b"};
+    const char* shares[] = {"share-a", "share-b"};
     for (std::size_t i = 0; i < wanted.size(); ++i) {
       rapidjson::Document doc;
       doc.Parse(api_.PutObject(ClaimsPath(options_.resource_api),
-                               AllocatedClaim(wanted[i].first, pool, wanted[i].second, pods[i], options_.resource_api))
+                               AllocatedClaim(wanted[i].first, pool, wanted[i].second, pods[i], options_.resource_api,
+                                              options_.shared_claims ? shares[i] : ""))
                     .c_str());
       claims_.push_back({"ml", doc["metadata"]["name"].GetString(), doc["metadata"]["uid"].GetString()});
     }

@@ -69,9 +69,11 @@ HttpAnswer LoopbackGet(int port, const std::string& path);
 std::string KubeconfigFor(const std::string& server);
 // An allocated claim `name` in namespace "ml" for `devices` of pool `pool`,
 // reserved for `pod_uid` (plain identifiers: no JSON escaping needed), as a
-// resource.k8s.io/`version` object (v1beta1: its flat request shape).
+// resource.k8s.io/`version` object (v1beta1: its flat request shape). With
+// `share_id`, each result is a share of its device (shareID, 1 share consumed).
 std::string AllocatedClaim(const std::string& name, const std::string& pool, const std::vector<std::string>& devices,
-                           const std::string& pod_uid, const std::string& version = "v1");
+                           const std::string& pod_uid, const std::string& version = "v1",
+                           const std::string& share_id = {});
 // The collection paths of claims in namespace "ml" and of slices, in a
 // resource.k8s.io version.
 std::string ClaimsPath(const std::string& version = "v1");
@@ -150,6 +152,11 @@ class FaultNode {
     // --pod-uid of the daemon StartDaemon starts (kubelet sockets per
     // instance); empty: none.
     std::string pod_uid = {};
+    // claim-a and claim-b each hold a share of the first device (results
+    // with shareIDs "share-a" and "share-b"), as the scheduler allocates a
+    // device published with allowMultipleAllocations; else the first device
+    // and the next two.
+    bool shared_claims = false;
   };
   explicit FaultNode(Options options);
   ~FaultNode();

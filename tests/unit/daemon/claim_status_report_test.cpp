@@ -67,6 +67,20 @@ TEST(ClaimStatusReport, AnAdminAccessDeviceIsReadyWithoutNetworkData) {
   EXPECT_TRUE(claims[0].devices[0].network_data);
 }
 
+// A share of a device: its status entry carries the shareID (the API keys
+// status.devices by driver, pool, device and shareID), and nothing moved.
+TEST(ClaimStatusReport, AShareIsReadyUnderItsShareIdWithoutNetworkData) {
+  auto plan = Plan();
+  plan.devices.push_back({"share", "node-a", "pci-0000-8c-00-0", false, "6f1c0d1e-0000-4000-8000-000000000001"});
+  const auto claims = PodDeviceStatuses({plan}, "", false, "dra.net", kNow);
+  ASSERT_EQ(claims.at(0).devices.size(), 3u);
+  const auto& share = claims[0].devices[2];
+  EXPECT_EQ(share.share_id, "6f1c0d1e-0000-4000-8000-000000000001");
+  EXPECT_EQ(Types(share), (std::vector<std::string>{"Ready=True/RDMAShareReady"}));
+  EXPECT_FALSE(share.network_data);
+  EXPECT_EQ(claims[0].devices[0].share_id, "");
+}
+
 TEST(ClaimStatusReport, ExclusiveRdmaAddsRdmaLinkReadyAndAClaimMacWins) {
   auto plan = Plan();
   plan.netdevs[0].rdma_exclusive = true;

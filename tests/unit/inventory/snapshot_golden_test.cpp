@@ -78,6 +78,22 @@ TEST(Gb300Snapshot, ExcludesTheUplinkAndItsAcceleratedNetworkingVf) {
   EXPECT_EQ(devices.size(), 4u);
 }
 
+TEST(Gb300Snapshot, EachHcaHasItsPortsRateAsLinkSpeed) {
+  // ports/1/rate: "800 Gb/sec (4X XDR)".
+  for (const auto& device : DiscoverSnapshot("nd-gb300-v6")) EXPECT_EQ(device.link_speed_mbps, 800000) << device.name;
+}
+
+TEST(RdmaRate, ReadsGbitPerSecondAsMbit) {
+  EXPECT_EQ(RdmaRateMbps("400 Gb/sec (4X NDR)\n"), 400000);
+  EXPECT_EQ(RdmaRateMbps("2.5 Gb/sec (1X SDR)"), 2500);
+  EXPECT_EQ(RdmaRateMbps("53.125 Gb/sec (1X HDR)"), 53100);
+  EXPECT_EQ(RdmaRateMbps("0 Gb/sec"), 0);
+  EXPECT_EQ(RdmaRateMbps("400 Mb/sec"), 0);
+  EXPECT_EQ(RdmaRateMbps("fast"), 0);
+  EXPECT_EQ(RdmaRateMbps(""), 0);
+  EXPECT_EQ(RdmaRateMbps("-5 Gb/sec"), 0);
+}
+
 TEST(Gb300Snapshot, RecordsNodeName) {
   auto info = ReadSnapshotInfo(NodeSnapshot("nd-gb300-v6"), NullLogger());
   ASSERT_TRUE(info.has_value());

@@ -471,6 +471,93 @@ TEST_F(ResourceSliceTest, TaintsAreWrittenInEachVersionAndReadBackWhateverTheSer
   EXPECT_THAT(schema.Validate(json, "io.k8s.api.resource.v1.ResourceSlice"), IsEmpty());
 }
 
+inventory::Device Shared(inventory::Device device) {
+  device.allow_multiple_allocations = true;
+  device.capacity["dra.net/shares"] = {4, inventory::CapacityRequestPolicy{1, 1, 4, 1}};
+  device.capacity["dra.net/bandwidth"] = {800, inventory::CapacityRequestPolicy{200, 1, 800, 1}};
+  return device;
+}
+
+TEST_F(ResourceSliceTest, ASharedDeviceIsWrittenInEachVersionAndReadBackTheSame) {
+  auto desired = BuildSlices(NodeParams(), {Shared(MakeDevice("pci-0101-00-00-0"))}, log_)[0];
+  for (ResourceApiVersion version : kSpokenResourceApiVersions) {
+    SCOPED_TRACE(GroupVersion(version));
+    rapidjson::Document json;
+    json.Parse(SliceToJson(desired, version).c_str());
+    auto& fields = version == ResourceApiVersion::kV1beta1 ? json["spec"]["devices"][0]["basic"]
+                                                           : json["spec"]["devices"][0];
+    ASSERT_TRUE(fields.HasMember("allowMultipleAllocations"));
+    EXPECT_TRUE(fields["allowMultipleAllocations"].GetBool());
+    const auto& shares = fields["capacity"]["dra.net/shares"];
+    EXPECT_STREQ(shares["value"].GetString(), "4");
+    EXPECT_STREQ(shares["requestPolicy"]["default"].GetString(), "1");
+    EXPECT_STREQ(shares["requestPolicy"]["validRange"]["min"].GetString(), "1");
+    EXPECT_STREQ(shares["requestPolicy"]["validRange"]["max"].GetString(), "4");
+    EXPECT_STREQ(shares["requestPolicy"]["validRange"]["step"].GetString(), "1");
+    EXPECT_STREQ(fields["capacity"]["dra.net/bandwidth"]["requestPolicy"]["default"].GetString(), "200");
+    auto stored = ParseSlice(json);
+    EXPECT_FALSE(stored.has_foreign_content);
+    EXPECT_TRUE(SemanticallyEqual(desired, stored));
+    // Another share count, or the flag gone, is a change to write.
+    auto fewer = desired;
+    fewer.devices[0].capacity["dra.net/shares"].value = 3;
+    fewer.devices[0].capacity["dra.net/shares"].request_policy->max = 3;
+    EXPECT_FALSE(SemanticallyEqual(fewer, stored));
+    auto exclusive = desired;
+    exclusive.devices[0].allow_multiple_allocations = false;
+    EXPECT_FALSE(SemanticallyEqual(exclusive, stored));
+  }
+  testing::OpenApiSchema schema(DRANET_OPENAPI_PATH);
+  ASSERT_TRUE(schema.loaded()) << DRANET_OPENAPI_PATH;
+  rapidjson::Document json;
+  json.Parse(SliceToJson(desired).c_str());
+  EXPECT_THAT(schema.Validate(json, "io.k8s.api.resource.v1.ResourceSlice"), IsEmpty());
+}
+
+TEST_F(ResourceSliceTest, CapacitiesInAnotherFormThanOursMakeTheSliceForeign) {
+  auto desired = BuildSlices(NodeParams(), {Shared(MakeDevice("pci-0101-00-00-0"))}, log_)[0];
+  for (const char* replacement : {R"({"value":"4k"})", R"({"value":"4","requestPolicy":{"default":"1","validValues":["1"]}})",
+                                  R"({"value":"04"})", R"({"value":4})"}) {
+    SCOPED_TRACE(replacement);
+    rapidjson::Document json;
+    json.Parse(SliceToJson(desired).c_str());
+    rapidjson::Document other;
+    other.Parse(replacement);
+    json["spec"]["devices"][0]["capacity"]["dra.net/shares"].CopyFrom(other, json.GetAllocator());
+    EXPECT_TRUE(ParseSlice(json).has_foreign_content);
+  }
+}
+
+TEST_F(ResourceSliceTest, CapacitiesAreValidatedAsTheApiServerDoes) {
+  auto device = Shared(MakeDevice("pci-0101-00-00-0"));
+  EXPECT_EQ(ValidateDevice(device), "");
+  auto exclusive = device;
+  exclusive.allow_multiple_allocations = false;
+  EXPECT_THAT(ValidateDevice(exclusive), HasSubstr("does not allow multiple allocations"));
+  auto over = device;
+  over.capacity["dra.net/shares"].request_policy->max = 5;  // above the value
+  EXPECT_THAT(ValidateDevice(over), HasSubstr("request policy outside"));
+  auto low_default = device;
+  low_default.capacity["dra.net/shares"].request_policy->default_value = 0;
+  EXPECT_THAT(ValidateDevice(low_default), HasSubstr("request policy outside"));
+  auto no_step = device;
+  no_step.capacity["dra.net/shares"].request_policy->step = 0;
+  EXPECT_THAT(ValidateDevice(no_step), HasSubstr("request policy outside"));
+  // Attributes and capacities share the limit of 32.
+  auto crowded = device;
+  for (int i = 0; crowded.attributes.size() < 31; ++i) crowded.attributes["dra.net/extra" + std::to_string(i)] = true;
+  EXPECT_THAT(ValidateDevice(crowded), HasSubstr("attributes and capacities (limit 32)"));
+}
+
+TEST_F(ResourceSliceTest, SlicesWithSharedDevicesHoldAtMost64Devices) {
+  auto devices = ManyDevices(200);
+  for (auto& device : devices) device = Shared(device);
+  std::vector<std::size_t> sizes;
+  for (const auto& slice : BuildSlices(NodeParams(), devices, log_)) sizes.push_back(slice.devices.size());
+  EXPECT_THAT(sizes, ::testing::ElementsAre(64, 64, 64, 8));
+  EXPECT_EQ(log_text_.str(), "");
+}
+
 TEST_F(ResourceSliceTest, ParseRejectsNonObjects) {
   rapidjson::Document json;
   json.Parse(R"({"kind":"Status"})");

@@ -250,6 +250,42 @@ TEST_F(SlicePublisherTest, AServerThatDropsTaintsIsNotWrittenAgainAndAgain) {
   EXPECT_THAT(env_.log_text(), ::testing::HasSubstr("the API server drops device taints"));
 }
 
+std::vector<inventory::Device> SharedFirst(std::vector<inventory::Device> devices) {
+  devices[0].allow_multiple_allocations = true;
+  devices[0].capacity["dra.net/shares"] = {8, inventory::CapacityRequestPolicy{1, 1, 8, 1}};
+  return devices;
+}
+
+TEST_F(SlicePublisherTest, ASharedDeviceIsStoredAsPublished) {
+  SlicePublisher publisher(*client_, Options(), env_.log());
+  ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(SharedFirst(Devices(2))), kSyncDeadline));
+  auto slices = StoredSlices();
+  ASSERT_EQ(slices.size(), 1u);
+  EXPECT_TRUE(slices[0]["spec"]["devices"][0]["allowMultipleAllocations"].GetBool());
+  EXPECT_STREQ(slices[0]["spec"]["devices"][0]["capacity"]["dra.net/shares"]["value"].GetString(), "8");
+  EXPECT_FALSE(slices[0]["spec"]["devices"][1].HasMember("allowMultipleAllocations"));
+  ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(SharedFirst(Devices(2))), kSyncDeadline));
+  EXPECT_EQ(Writes(), 1u);
+  EXPECT_FALSE(publisher.Stats().sharing_dropped);
+}
+
+TEST_F(SlicePublisherTest, AServerThatDropsSharingIsToldOnceAndNotWrittenAgainAndAgain) {
+  env_.server().DropConsumableCapacity(true);  // Kubernetes before 1.36
+  {
+    SlicePublisher publisher(*client_, Options(), env_.log());
+    ASSERT_TRUE(WaitUntil([&] { return env_.server().CountRequests("GET", "watch=true") > 0; }));
+    ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(SharedFirst(Devices(2))), kSyncDeadline));
+    ASSERT_TRUE(WaitUntil([&] { return publisher.Stats().sharing_dropped && publisher.Stats().passes >= 2; }));
+    ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(SharedFirst(Devices(2))), kSyncDeadline));
+    // The create, then one update without the capacities the server kept without their policy.
+    EXPECT_LE(Writes(), 2u);
+    auto slices = StoredSlices();
+    ASSERT_EQ(slices.size(), 1u);
+    EXPECT_FALSE(slices[0]["spec"]["devices"][0].HasMember("allowMultipleAllocations"));
+  }
+  EXPECT_THAT(env_.log_text(), ::testing::HasSubstr("the API server drops allowMultipleAllocations"));
+}
+
 TEST_F(SlicePublisherTest, RepairsADeletedSlice) {
   SlicePublisher publisher(*client_, Options(), env_.log());
   ASSERT_TRUE(publisher.WaitForSync(publisher.Publish(Devices(8)), kSyncDeadline));

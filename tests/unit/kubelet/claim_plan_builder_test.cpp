@@ -673,6 +673,79 @@ TEST_F(PlanBuilderTest, AdminAccessTakesNoConfig) {
   EXPECT_THAT(ErrorOf(claim), HasSubstr("its config may not set interface.vrf.name, ethtool"));
 }
 
+// Shares (consumable capacity, docs/sharing.md): each claim holding a share
+// gets the HCA's char devices and NCCL_IB_HCA; its netdev stays on the host.
+TEST_F(PlanBuilderTest, ASharedDeviceGivesEachClaimTheHcasCharDevicesAndMovesNothing) {
+  for (const char* name : {"first", "second"}) {
+    SCOPED_TRACE(name);
+    auto claim = Claim(name, {"pci-0000-84-00-0"});
+    claim.results[0].share_id = std::string("6f1c0d1e-0000-4000-8000-00000000000") + (name[0] == 'f' ? "1" : "2");
+    const auto plan = BuildClaimPlan(claim, inventory_, options_, {}, host_state_);
+    EXPECT_TRUE(plan.netdevs.empty());
+    EXPECT_EQ(host_reads_, 0) << "a share's netdev is not even inspected";
+    EXPECT_EQ(NodePaths(plan), (std::set<std::string>{"/dev/infiniband/rdma_cm", "/dev/infiniband/umad4",
+                                                       "/dev/infiniband/uverbs4"}));
+    ASSERT_EQ(plan.devices.size(), 1U);
+    EXPECT_EQ(plan.devices[0].share_id, claim.results[0].share_id);
+    EXPECT_EQ(plan.env, (std::map<std::string, std::string>{{"NCCL_IB_HCA", "=mlx5_4"}}));
+    EXPECT_EQ(plan.published_attributes.count("pci-0000-84-00-0"), 1U);
+  }
+}
+
+TEST_F(PlanBuilderTest, TwoSharesOfOneDeviceInAClaimAreBothRecordedAndOpenedOnce) {
+  auto claim = Claim("double", {"pci-0101-00-00-0", "pci-0101-00-00-0", "pci-0102-00-00-0"});
+  claim.results[0].share_id = "share-a";
+  claim.results[1].share_id = "share-b";
+  InjectFunction inject = [&](const plugins::ClaimRef&, const std::vector<inventory::Device>& devices) {
+    EXPECT_EQ(devices.size(), 2U);  // each device once
+    return plugins::InjectionEdits{};
+  };
+  const auto plan = BuildClaimPlan(claim, inventory_, options_, inject, host_state_);
+  ASSERT_EQ(plan.devices.size(), 3U);
+  EXPECT_EQ(plan.devices[0].share_id, "share-a");
+  EXPECT_EQ(plan.devices[1].share_id, "share-b");
+  EXPECT_EQ(plan.devices[2].share_id, "");
+  EXPECT_EQ(plan.device_nodes.size(), 5U);  // rdma_cm, umad0, umad1, uverbs0, uverbs1
+  // Every RDMA device of the claim is named, the one held alone too.
+  EXPECT_EQ(plan.env.at("NCCL_IB_HCA"), "=mlx5_0,mlx5_1");
+}
+
+TEST_F(PlanBuilderTest, APluginsNcclIbHcaIsKeptForAShare) {
+  auto claim = Claim("plugin", {"pci-0101-00-00-0"});
+  claim.results[0].share_id = "share-a";
+  InjectFunction inject = [&](const plugins::ClaimRef&, const std::vector<inventory::Device>&) {
+    plugins::InjectionEdits edits;
+    edits.env["NCCL_IB_HCA"] = "=mlx5_0:1";
+    return edits;
+  };
+  EXPECT_EQ(BuildClaimPlan(claim, inventory_, options_, inject, host_state_).env.at("NCCL_IB_HCA"), "=mlx5_0:1");
+}
+
+TEST_F(PlanBuilderTest, ASharesProblemsAreRefusedAtPrepare) {
+  auto claim = Claim("share", {"pci-0000-84-00-0"});
+  claim.results[0].share_id = "share-a";
+  auto no_rdma = inventory_;
+  no_rdma[3].rdma_device.clear();
+  try {
+    BuildClaimPlan(claim, no_rdma, options_, {}, host_state_);
+    ADD_FAILURE() << "a share of a device without RDMA was planned";
+  } catch (const PrepareError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("claim ml/share: device pci-0000-84-00-0 (share share-a): only RDMA devices are "
+                                    "shared on this node"));
+  }
+  options_.rdma_exclusive = true;
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("a share needs the kernel's shared RDMA netns mode"));
+  options_.rdma_exclusive = false;
+  claim.configs.push_back(Opaque(R"({"interface":{"name":"net1"}})"));
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("a share leaves the device on the host and configures nothing; its config "
+                                        "may not set interface.name"));
+  claim.configs = {Opaque(R"({"interface":{"mtu":4000}})", "FromClass")};  // a class's config counts too
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("may not set interface.mtu"));
+  claim.configs = {Opaque(R"({})")};
+  EXPECT_EQ(ErrorOf(claim), "");
+  EXPECT_EQ(host_reads_, 0);
+}
+
 TEST(TopLevelRequest, StripsSubrequest) {
   EXPECT_EQ(TopLevelRequest("nic/sub"), "nic");
   EXPECT_EQ(TopLevelRequest("nic"), "nic");

@@ -78,9 +78,10 @@ TEST(PlanJson, PlansWithoutClaimConfigSettingsLookAsBefore) {
   plan.profiles.clear();
   plan.published_attributes.clear();
   plan.devices.pop_back();  // the adminAccess one
+  plan.devices.pop_back();  // the share
   const auto json = PlansToJson({plan});
   for (const char* key : {"settings", "vrfName", "disableEbpfPrograms", "dhcpLease", "profiles", "publishedAttributes",
-                          "adminAccess"})
+                          "adminAccess", "shareID"})
     EXPECT_EQ(json.find(key), std::string::npos) << key;
   auto doc = Parse(json);
   EXPECT_EQ(PlansFromJson(doc), std::vector<inject::ClaimPlan>{plan});

@@ -47,7 +47,9 @@ inline inject::ClaimPlan SamplePlan(const std::string& uid, const std::string& p
   p.claim_namespace = "ml";
   p.claim_name = "claim-" + uid;
   p.pod_uids = {pod};
-  p.devices = {{"nic", "node-a", "pci-0101-00-00-0"}, {"watch", "node-a", "pci-0102-00-00-0", true}};
+  p.devices = {{"nic", "node-a", "pci-0101-00-00-0"},
+               {"share", "node-a", "pci-0103-00-00-0", false, "6f1c0d1e-0000-4000-8000-000000000001"},
+               {"watch", "node-a", "pci-0102-00-00-0", true}};
   p.device_nodes = {{"/dev/infiniband/uverbs0", "/dev/infiniband/uverbs0", 231, 192, "rw"}};
   p.device_nodes[0].file_mode = 0600;  // not the default: the round trip must keep it
   p.env = {{"NCCL_IB_HCA", "=mlx5_0"}};

@@ -47,6 +47,10 @@ app.kubernetes.io/version: {{ .Values.image.tag | quote }}
 - --copy-host-routes={{ $f.copyHostRoutes }}
 - --device-health={{ $f.deviceHealth }}
 - --device-taints={{ $f.deviceTaints }}
+{{- if $f.sharedDevices }}
+- {{ printf "--shared-devices=%s" $f.sharedDevices | quote }}
+- --device-shares={{ $f.deviceShares }}
+{{- end }}
 - --profile-provider={{ $f.profileProvider }}
 {{- if $f.webhookUrl }}
 - {{ printf "--webhook-url=%s" $f.webhookUrl | quote }}
