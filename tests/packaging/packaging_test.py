@@ -336,7 +336,10 @@ def main():
     check(any("metadata.name" in p and "is not of type 'string'" in p for p in problems) and
           any("'expresion' was unexpected" in p for p in problems) and
           any("'expression' is a required property" in p for p in problems) and
-          schema_problems(validators["ResourceClaimTemplate"], {"kind": "ResourceClaimTemplate"}, "t"),
+          # A request without its name (the v1.37 schema no longer requires a template's spec).
+          schema_problems(validators["ResourceClaimTemplate"],
+                          {"kind": "ResourceClaimTemplate",
+                           "spec": {"spec": {"devices": {"requests": [{"exactly": {"deviceClassName": "x"}}]}}}}, "t"),
           "the OpenAPI check rejects a wrong type, an unknown field and a missing field at depth (got %s)" % problems)
 
     # 3. values.schema.json: closed at every object level, and the values validate.
