@@ -420,5 +420,25 @@ TEST_F(ApiClientTest, WatchLineWithoutAnEndIsCutAtTheCap) {
   }
 }
 
+// GET /version as API servers answer it; distributions suffix the minor ("36+").
+TEST(ServerVersion, ReadsMajorAndMinorWithTheirSuffixes) {
+  auto parse = [](const char* json) {
+    rapidjson::Document doc;
+    doc.Parse(json);
+    return ParseServerVersion(doc);
+  };
+  auto plain = parse(R"({"major":"1","minor":"37","gitVersion":"v1.37.2"})");
+  EXPECT_EQ(plain.major, 1);
+  EXPECT_EQ(plain.minor, 37);
+  EXPECT_EQ(plain.git_version, "v1.37.2");
+  auto suffixed = parse(R"({"major":"1","minor":"35+","gitVersion":"v1.35.4-gke.1"})");
+  EXPECT_EQ(suffixed.minor, 35);
+  auto bare = parse(R"({"major":"1","minor":"36"})");
+  EXPECT_EQ(bare.git_version, "1.36");
+  auto empty = parse("[]");
+  EXPECT_EQ(empty.major, 0);
+  EXPECT_EQ(empty.minor, 0);
+}
+
 }  // namespace
 }  // namespace dranet::kube
