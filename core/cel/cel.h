@@ -90,9 +90,15 @@ struct DeviceView {
   std::string_view driver;
   const inventory::Attributes* attributes = nullptr;  // null = none
   const Capacity* capacity = nullptr;                 // null = none
+  bool allow_multiple_allocations = false;            // device.allowMultipleAllocations
 };
 
-// A view of one of our devices (driver "dra.net", no capacities).
+// The value of a resource.k8s.io Quantity ("800", "1500m", "10Gi"): exact
+// for integers and milli-values; nullopt when `text` is not one.
+std::optional<long double> QuantityValue(std::string_view text);
+
+// A view of one of our devices (driver "dra.net", no capacities; its
+// allowMultipleAllocations as set).
 DeviceView ViewOf(const inventory::Device& device, std::string_view driver = "dra.net");
 
 struct EvalResult {

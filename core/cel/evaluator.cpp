@@ -266,6 +266,7 @@ class Evaluator {
       if (field == "driver") return Value{std::string(dev_.driver)};
       if (field == "attributes") return Value{MapRef{MapRef::Source::kAttributeDomains, {}}};
       if (field == "capacity") return Value{MapRef{MapRef::Source::kCapacityDomains, {}}};
+      if (field == "allowMultipleAllocations") return Value{dev_.allow_multiple_allocations};
       return Err(pos, "device has no field '" + field + "'");
     }
     if (target.Is<MapRef>()) return MapLookup(target.As<MapRef>(), field, pos);
@@ -276,7 +277,8 @@ class Evaluator {
   Value Has(const Value& target, const std::string& field, uint32_t pos) {
     if (target.IsError()) return target;
     if (target.Is<MapRef>()) return Value{MapContains(target.As<MapRef>(), field)};
-    if (target.Is<DeviceRef>()) return Value{field == "driver" || field == "attributes" || field == "capacity"};
+    if (target.Is<DeviceRef>())
+      return Value{field == "driver" || field == "attributes" || field == "capacity" || field == "allowMultipleAllocations"};
     if (target.Is<FilterAttribute>()) {
       Value v = FilterField(target.As<FilterAttribute>(), field, pos);
       if (v.IsError()) return v;
@@ -656,8 +658,14 @@ std::string StringLiteral(std::string_view text) {
   return out + "\"";
 }
 
+std::optional<long double> QuantityValue(std::string_view text) {
+  const auto quantity = detail::ParseQuantity(text);
+  if (!quantity) return std::nullopt;
+  return quantity->value;
+}
+
 DeviceView ViewOf(const inventory::Device& device, std::string_view driver) {
-  return DeviceView{driver, &device.attributes, nullptr};
+  return DeviceView{driver, &device.attributes, nullptr, device.allow_multiple_allocations};
 }
 
 Program Compile(std::string_view source, const Environment& env) {

@@ -458,8 +458,9 @@ class Parser {
   void CheckField(int operand, const Token& name) const {
     const Node& recv = nodes_[operand];
     if (recv.kind == NodeKind::kIdent && recv.name == "device" && name.text != "driver" &&
-        name.text != "attributes" && name.text != "capacity") {
-      Fail(name.begin, "device has no field '" + name.text + "' (it has driver, attributes, capacity)");
+        name.text != "attributes" && name.text != "capacity" && name.text != "allowMultipleAllocations") {
+      Fail(name.begin, "device has no field '" + name.text +
+                           "' (it has driver, attributes, capacity, allowMultipleAllocations)");
     }
   }
 

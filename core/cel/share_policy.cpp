@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "inventory/inventory.h"
+
 namespace dranet::cel {
 
 SharePolicy CompileSharePolicy(const std::string& expression, int64_t shares) {
@@ -37,8 +39,9 @@ std::vector<inventory::Device> ApplySharePolicy(const SharePolicy& policy, std::
       continue;
     }
     if (!result.matched) continue;
-    if (device.rdma_device.empty()) {
-      logger.Verbose(1, "device not shared: only RDMA devices are shared", {{"device", device.name}});
+    if (device.rdma_device.empty() && !inventory::NetdevTakesChildren(device)) {
+      logger.Verbose(1, "device not shared: it has neither an RDMA device nor an Ethernet netdev",
+                     {{"device", device.name}});
       continue;
     }
     device.allow_multiple_allocations = true;

@@ -45,8 +45,9 @@ SharePolicy CompileSharePolicy(const std::string& expression, int64_t shares);
 inventory::Capacities ShareCapacities(int64_t shares, int64_t link_speed_mbps);
 
 // `devices` with the shared ones marked (allow_multiple_allocations and
-// ShareCapacities). A device the filter selects but that has no RDMA
-// device, or whose evaluation fails, stays exclusive, with a log line.
+// ShareCapacities). A device the filter selects but that has neither an
+// RDMA device nor an Ethernet netdev (inventory::NetdevTakesChildren), or
+// whose evaluation fails, stays exclusive, with a log line.
 std::vector<inventory::Device> ApplySharePolicy(const SharePolicy& policy, std::vector<inventory::Device> devices,
                                                 Logger& logger);
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cel/publish_filter.h"
+#include "cel/share_policy.h"
 #include "daemon/dranet_flags.h"
 #include "inventory/host_root.h"
 #include "inventory/inventory.h"
@@ -30,6 +31,9 @@ void AddNodeViewFlags(CLI::App& cmd, NodeViewFlags& flags) {
   cmd.add_flag("-v,--verbose", flags.verbose, "Show discovery and plugin logs on stderr");
   cmd.add_option("--filter", flags.filter,
                  "Publish filter (CEL over attributes, as dranetd --filter); \"\" publishes everything");
+  cmd.add_option("--shared-devices", flags.shared_devices,
+                 "Devices published shareable (a CEL device selector, as dranetd --shared-devices); \"\" none");
+  cmd.add_option("--device-shares", flags.device_shares, "Shares of each shared device (as dranetd --device-shares)");
   plugins::AddPluginFlags(cmd, flags.plugins);
 }
 
@@ -41,6 +45,7 @@ NodeView BuildNodeView(const NodeViewFlags& flags) {
   Logger& logger = *view.logger;
   const auto gates = daemon::ParseFeatureGates(flags.feature_gates);
   std::optional<cel::Program> filter = cel::CompilePublishFilter(flags.filter);
+  const cel::SharePolicy shares = cel::CompileSharePolicy(flags.shared_devices, flags.device_shares);
   view.node_name = flags.node_name;
   const bool snapshot = inventory::IsSnapshot(flags.host_root);
   if (view.node_name.empty() && snapshot) {
@@ -63,7 +68,9 @@ NodeView BuildNodeView(const NodeViewFlags& flags) {
   plugin_options.node_name = view.node_name;
   if (snapshot) plugin_options.http = plugins::RecordedMetadataGetter(flags.host_root);
   view.plugins = std::make_unique<plugins::PluginHost>(plugin_options, logger);
-  view.devices = cel::ApplyPublishFilter(filter, plugins::WithPlugins(*view.plugins, discoverer.Discover(), logger), logger);
+  view.devices = cel::ApplySharePolicy(
+      shares, cel::ApplyPublishFilter(filter, plugins::WithPlugins(*view.plugins, discoverer.Discover(), logger), logger),
+      logger);
   view.plugin_reports = view.plugins->reports();
   return view;
 }

@@ -23,6 +23,9 @@ struct NodeViewFlags {
   std::string node_name;  // default: the snapshot's, else the host name
   bool skip_ipoib = false;
   std::string feature_gates;  // dranetd's --feature-gates; DRAListTypeAttributes changes discovery
+  // dranetd's --shared-devices and --device-shares (cel/share_policy.h).
+  std::string shared_devices;
+  int64_t device_shares = 8;
   bool verbose = false;
   plugins::PluginFlags plugins;
 };
@@ -36,14 +39,15 @@ CLI::Option* AddHostRootOption(CLI::App& cmd, std::string& host_root, const std:
 
 struct NodeView {
   std::string node_name;
-  std::vector<inventory::Device> devices;  // after the publish filter
+  std::vector<inventory::Device> devices;  // after the publish filter and the share policy
   std::vector<plugins::PluginReport> plugin_reports;
   std::unique_ptr<Logger> logger;
   std::unique_ptr<plugins::PluginHost> plugins;  // kept for Inject() (what pods receive)
 };
 
 // Logs go to stderr (quiet unless flags.verbose). Throws cel::CompileError
-// for an invalid --filter, std::invalid_argument for invalid --feature-gates.
+// for an invalid --filter or --shared-devices, std::invalid_argument for
+// invalid --feature-gates or --device-shares.
 NodeView BuildNodeView(const NodeViewFlags& flags);
 
 }  // namespace dranet::ctl

@@ -121,6 +121,7 @@ std::vector<simulate::SliceDevice> LoadGpuSlices(const std::string& path, const 
 struct SimulateCommand {
   NodeViewFlags node;
   std::string templates_file, gpu_slices_file, classes_file;
+  bool one_node = false;
 };
 
 std::string Describe(const simulate::AllocatedDevice& a) {
@@ -142,6 +143,12 @@ std::string Describe(const simulate::AllocatedDevice& a) {
       s += ")";
     }
   }
+  if (a.share) {
+    s += " [a share";
+    std::string consumed;
+    for (const auto& [key, amount] : a.consumed_capacity) consumed += (consumed.empty() ? "" : ", ") + key + " " + amount;
+    s += (consumed.empty() ? "" : ", consumes " + consumed) + "]";
+  }
   return s;
 }
 
@@ -156,7 +163,9 @@ int Run(const SimulateCommand& cmd) {
   auto devices = simulate::FromInventory(view.devices, view.node_name);
   if (!cmd.gpu_slices_file.empty())
     for (auto& d : LoadGpuSlices(cmd.gpu_slices_file, view.node_name)) devices.push_back(std::move(d));
-  auto results = simulate::Simulate(templates, devices, classes);
+  simulate::SimulateOptions options;
+  options.one_node = cmd.one_node;
+  auto results = simulate::Simulate(templates, devices, classes, options);
   bool all_allocated = true;
   for (const auto& r : results) {
     std::cout << "template " << r.template_name << ": " << (r.allocated ? "allocated" : "NOT allocated") << "\n";
@@ -172,6 +181,9 @@ int Run(const SimulateCommand& cmd) {
         nodes += "    /dev/" + c.path + " (" + std::to_string(c.major) + ":" + std::to_string(c.minor) + ")\n";
       std::cout << (nodes.empty() ? "    no device nodes\n" : nodes);
       for (const auto& n : r.pod.netdevs) std::cout << "    netdev " << n << " (moved into the pod network namespace)\n";
+      for (const auto& n : r.pod.child_parents)
+        std::cout << "    a child interface of netdev " << n << " (IPVLAN, or macvlan as the claim's config says; " << n
+                  << " stays on the host)\n";
       // Env comes from the injection plugins themselves, as at prepare.
       auto edits = view.plugins->Inject({"simulate", r.template_name, "simulated-" + r.template_name}, ours);
       for (const auto& [k, v] : edits.env) std::cout << "    env " << k << "=" << v << "  (plugin " << edits.env_owner[k] << ")\n";
@@ -211,6 +223,9 @@ void AddSimulateCommand(CLI::App& app, int& exit_code) {
       ->type_name("FILE");
   sub->add_option("--device-classes", cmd->classes_file, "DeviceClasses (default: the well-known ones)")
       ->type_name("FILE");
+  sub->add_flag("--one-node", cmd->one_node,
+                "Allocate the templates in order on one node, each taking what the earlier left (as pods created "
+                "one after the other); default: each on an empty node");
   sub->callback([cmd, &exit_code] { exit_code = Run(*cmd); });
 }
 

@@ -29,8 +29,8 @@ std::vector<ClaimDevicesStatus> PodDeviceStatuses(const std::vector<inject::Clai
         status.conditions.push_back({"Ready", "False", AttachFailedReason(rdma_failed), error, now, 0});
       } else if (allocated.admin_access) {
         condition("Ready", "AdminAccessReady");  // read-only: nothing attached, so no network data
-      } else if (!allocated.share_id.empty()) {
-        condition("Ready", "RDMAShareReady");  // a share: the HCA's char devices, nothing moved
+      } else if (!allocated.share_id.empty() && netdev == plan.netdevs.end()) {
+        condition("Ready", "RDMAShareReady");  // a share of an HCA: its char devices, nothing moved
       } else if (netdev == plan.netdevs.end()) {
         condition("Ready", "RDMAOnlyDeviceReady");
       } else {
@@ -39,7 +39,9 @@ std::vector<ClaimDevicesStatus> PodDeviceStatuses(const std::vector<inject::Clai
         if (netdev->rdma_exclusive) condition("RDMALinkReady", "RDMALinkReady");
         status.network_data = kube::NetworkDeviceData{
             netdev->pod_if_name.empty() ? netdev->host_if_name : netdev->pod_if_name, netdev->addresses,
-            netdev->settings.mac.empty() ? netdev->host_state.mac : netdev->settings.mac};
+            // A macvlan child has a MAC of the kernel's choosing unless the claim set one.
+            !netdev->settings.mac.empty() ? netdev->settings.mac
+                                          : (netdev->child_type == "macvlan" ? "" : netdev->host_state.mac)};
       }
       claim.devices.push_back(std::move(status));
     }

@@ -6,7 +6,10 @@
 #include <netlink/errno.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+#include <netlink/route/link/ipvlan.h>
+#include <netlink/route/link/macvlan.h>
 #include <linux/fib_rules.h>
+#include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <netlink/route/neighbour.h>
 #include <netlink/route/route.h>
@@ -210,6 +213,53 @@ LinkPtr ReturnedByTheKernel(nl_sock* host_sock, const NetdevPlan& netdev, Logger
   return returned ? LinkAt(host_sock, returned->ifindex) : nullptr;
 }
 
+// Whether `link` (in a pod) is a child of the plan's type whose parent is the
+// host link at `parent_ifindex` (0: the parent is not on the host now, so
+// only the type is compared).
+bool IsChildOf(rtnl_link* link, const NetdevPlan& netdev, int parent_ifindex) {
+  const char* type = rtnl_link_get_type(link);
+  if (type == nullptr || netdev.child_type != type) return false;
+  return parent_ifindex == 0 || rtnl_link_get_link(link) == parent_ifindex;
+}
+
+// The plan's child of the host link `parent`, created in `pod_ns` as
+// `pod_name` with the plan's MTU (one RTM_NEWLINK from the host socket: the
+// kernel finds the parent there and registers the child in the pod), down.
+void CreateChild(nl_sock* host_sock, rtnl_link* parent, const NetdevPlan& netdev, const NetnsHandle& pod_ns,
+                 const std::string& pod_name) {
+  const bool ipvlan = netdev.child_type == "ipvlan";
+  LinkPtr child(ipvlan ? rtnl_link_ipvlan_alloc() : rtnl_link_macvlan_alloc());
+  if (!child) throw InjectError("cannot allocate a " + netdev.child_type + " link");
+  int err = 0;
+  const auto& m = netdev.child_mode;
+  if (ipvlan) {
+    err = rtnl_link_ipvlan_set_mode(child.get(), m == "l3" ? IPVLAN_MODE_L3 : m == "l3s" ? IPVLAN_MODE_L3S : IPVLAN_MODE_L2);
+  } else {
+    err = rtnl_link_macvlan_set_mode(child.get(), m == "private" ? MACVLAN_MODE_PRIVATE
+                                                  : m == "vepa"  ? MACVLAN_MODE_VEPA
+                                                                 : MACVLAN_MODE_BRIDGE);
+  }
+  if (err < 0) throw InjectError("setting the " + netdev.child_type + " mode " + m + ": " + NlError(err));
+  rtnl_link_set_link(child.get(), rtnl_link_get_ifindex(parent));
+  rtnl_link_set_name(child.get(), pod_name.c_str());
+  rtnl_link_set_ns_fd(child.get(), pod_ns.fd());
+  if (netdev.mtu) rtnl_link_set_mtu(child.get(), *netdev.mtu);
+  if (err = rtnl_link_add(host_sock, child.get(), NLM_F_CREATE | NLM_F_EXCL); err < 0) {
+    std::string why = NlError(err);
+    // One receive handler per netdev: a bridge port, a bond slave or a
+    // parent of children of the other type cannot take this one.
+    if (err == -NLE_BUSY)
+      why += " (" + std::string(rtnl_link_get_name(parent)) + " already serves a bridge, a bond or children of "
+             "another type than " + netdev.child_type + ")";
+    if (err == -NLE_OPNOTSUPP)
+      why += " (this kernel has no " + netdev.child_type + " driver, CONFIG_" +
+             (ipvlan ? std::string("IPVLAN") : std::string("MACVLAN")) + "; interface.type \"" +
+             (ipvlan ? "macvlan" : "ipvlan") + "\" in the claim's or class's config asks for the other kind)";
+    throw InjectError("creating " + netdev.child_type + " child " + pod_name + " (" + m + ") of netdev " +
+                      rtnl_link_get_name(parent) + " in the pod: " + why);
+  }
+}
+
 bool HasNetdevs(const std::vector<ClaimPlan>& plans) {
   return std::any_of(plans.begin(), plans.end(), [](const ClaimPlan& p) { return !p.netdevs.empty(); });
 }
@@ -282,6 +332,17 @@ void NetnsMover::AttachNetdevs(const PodSandboxRef& pod, const std::vector<Claim
   for (const auto& plan : plans) {
     for (const auto& netdev : plan.netdevs) {
       const std::string pod_name = PodNameOf(netdev);
+      if (!netdev.child_type.empty()) {
+        // A child of an earlier attach of this sandbox is taken again.
+        auto parent = FindLink(host_sock, netdev.host_if_name);
+        auto existing = FindLink(pod_sock.get(), pod_name);
+        if (existing && !IsChildOf(existing.get(), netdev, parent ? rtnl_link_get_ifindex(parent.get()) : 0))
+          throw InjectError("claim " + plan.claim_namespace + "/" + plan.claim_name + ", pod " + pod.Describe() +
+                            ": the pod already has an interface named " + pod_name + "; the " + netdev.child_type +
+                            " child of netdev " + netdev.host_if_name +
+                            " needs another name there (interface.name in the claim's config)");
+        continue;
+      }
       if (FindLink(host_sock, netdev.host_if_name) && FindLink(pod_sock.get(), pod_name)) {
         throw InjectError("claim " + plan.claim_namespace + "/" + plan.claim_name + ", pod " + pod.Describe() +
                           ": the pod already has an interface named " + pod_name + "; netdev " +
@@ -313,8 +374,16 @@ void NetnsMover::AttachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
       const std::string where = "claim " + plan.claim_namespace + "/" + plan.claim_name + ", pod " +
                                 pod.Describe() + ": ";
       try {
-        auto on_host = FindLink(host_sock, netdev.host_if_name);
-        if (!on_host && !FindLink(pod_sock, pod_name)) {
+        if (!netdev.child_type.empty()) {
+          // The netdev stays on the host; the pod gets a child of it.
+          auto parent = FindLink(host_sock, netdev.host_if_name);
+          if (!parent)
+            throw InjectError("netdev " + netdev.host_if_name + ", the parent of the pod's " + netdev.child_type +
+                              " interface, is not on the host");
+          if (!FindLink(pod_sock, pod_name)) CreateChild(host_sock, parent.get(), netdev, held_.at(pod.uid).ns, pod_name);
+        }
+        auto on_host = netdev.child_type.empty() ? FindLink(host_sock, netdev.host_if_name) : nullptr;
+        if (netdev.child_type.empty() && !on_host && !FindLink(pod_sock, pod_name)) {
           // The pod's previous namespace died with the netdev in it (the
           // node's processes killed, this daemon among them).
           on_host = ReturnedByTheKernel(host_sock, netdev, log_);
@@ -329,7 +398,9 @@ void NetnsMover::AttachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
           DRANET_FAULT_POINT("netns-attach-after-move");  // in the pod, not configured there yet
         }
         auto link = FindLink(pod_sock, pod_name);
-        if (!link) throw InjectError("netdev " + pod_name + " vanished from the pod after the move");
+        if (!link)
+          throw InjectError("netdev " + pod_name + " vanished from the pod after the " +
+                            (netdev.child_type.empty() ? "move" : "child was created"));
         const int ifindex = rtnl_link_get_ifindex(link.get());
         held_.at(pod.uid).attached_ifindex[AttachKey(plan, netdev)] = ifindex;
         const auto& pod_ns = held_.at(pod.uid).ns;
@@ -392,9 +463,20 @@ void NetnsMover::AdoptPod(const PodSandboxRef& pod, const std::vector<ClaimPlan>
     ClaimPlan absent = plan;
     absent.netdevs.clear();
     for (const auto& netdev : plan.netdevs) {
-      const auto attached = held.attached_ifindex.find(AttachKey(plan, netdev));
-      if (FindNetdevInPod(in_pod, netdev, attached == held.attached_ifindex.end() ? 0 : attached->second)) continue;
       const auto pod_name = PodNameOf(netdev);
+      if (!netdev.child_type.empty()) {
+        // A child of the netdev under its name: created by this pod's attach.
+        if (auto link = FindLink(pod_sock.get(), pod_name)) {
+          auto parent = FindLink(host_sock_.get(), netdev.host_if_name);
+          if (IsChildOf(link.get(), netdev, parent ? rtnl_link_get_ifindex(parent.get()) : 0)) {
+            held.attached_ifindex[AttachKey(plan, netdev)] = rtnl_link_get_ifindex(link.get());
+            continue;
+          }
+        }
+      } else {
+        const auto attached = held.attached_ifindex.find(AttachKey(plan, netdev));
+        if (FindNetdevInPod(in_pod, netdev, attached == held.attached_ifindex.end() ? 0 : attached->second)) continue;
+      }
       if (std::any_of(in_pod.begin(), in_pod.end(), [&](const auto& link) { return link.name == pod_name; })) {
         taken += (taken.empty() ? "" : ", ") + pod_name;  // the pod's own interface: never configured as the netdev
         continue;
@@ -493,6 +575,24 @@ void NetnsMover::DetachLocked(const PodSandboxRef& pod, const std::vector<ClaimP
         // The RDMA link goes back first: it must be sent from inside the pod.
         if (netdev.rdma_exclusive && !netdev.rdma_device.empty() && pod_ns.valid()) {
           MoveRdmaDevice(pod_ns, netdev.rdma_device, host_ns_);
+        }
+        if (!netdev.child_type.empty()) {
+          // The netdev never left the host: the pod's child goes, and nothing
+          // of the host changes. A namespace that died took the child along.
+          if (pod_sock) {
+            auto parent = FindLink(host_sock, netdev.host_if_name);
+            const int parent_ifindex = parent ? rtnl_link_get_ifindex(parent.get()) : 0;
+            const auto attached = attached_ifindex.find(AttachKey(plan, netdev));
+            LinkPtr child = attached == attached_ifindex.end() ? nullptr : LinkAt(pod_sock.get(), attached->second);
+            if (!child || !IsChildOf(child.get(), netdev, parent_ifindex)) child = FindLink(pod_sock.get(), pod_name);
+            if (child && IsChildOf(child.get(), netdev, parent_ifindex)) {
+              const int err = rtnl_link_delete(pod_sock.get(), child.get());
+              if (err < 0 && err != -NLE_NODEV && err != -NLE_OBJ_NOTFOUND)
+                throw InjectError("deleting " + netdev.child_type + " child " + pod_name + " of netdev " +
+                                  netdev.host_if_name + ": " + NlError(err));
+            }
+          }
+          continue;
         }
         // Home already (never moved, or moved back by a dranetd killed
         // before it restored the rest): a link of that name in the pod is the

@@ -19,6 +19,14 @@
 // Routes and rules are created exclusively: an identical one already there
 // is accepted, one that differs is never replaced.
 //
+// A plan with a child type (NetdevPlan::child_type: a share of a netdev, or
+// interface.type ipvlan/macvlan) moves nothing: one RTM_NEWLINK from the host
+// socket creates an IPVLAN or macvlan child of the host netdev directly in
+// the pod namespace under the pod name, which is then configured as a moved
+// netdev would be. Detach deletes that child (a link in the pod of the plan's
+// type whose parent is the netdev, never another) and changes nothing on the
+// host; a namespace that died took its children along.
+//
 // The mover keeps an fd on each pod namespace it moved netdevs into, until
 // they are detached. A runtime that deletes the namespace without telling
 // the plugin (containerd 1.7 sends no StopPodSandbox for pods created before

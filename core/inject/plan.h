@@ -136,6 +136,12 @@ struct NetdevPlan {
   std::string rdma_device;             // moved too when rdma_exclusive
   bool rdma_exclusive = false;         // RDMA netns mode exclusive: move the HCA link
   NetdevHostState host_state;          // what to restore on teardown
+  // A child interface instead of the netdev (interface.type, and every share
+  // of a netdev; docs/sharing.md): the netdev stays on the host, untouched,
+  // and a child of it is created in the pod as pod_if_name with the settings
+  // above, then deleted at teardown. Empty: the netdev itself moves.
+  std::string child_type = {};  // "ipvlan" or "macvlan"
+  std::string child_mode = {};  // ipvlan: "l2" "l3" "l3s"; macvlan: "bridge" "private" "vepa"
   friend bool operator==(const NetdevPlan&, const NetdevPlan&) = default;
 };
 

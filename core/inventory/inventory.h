@@ -67,6 +67,16 @@ inline constexpr std::string_view kStandardPcieRoot = "resource.kubernetes.io/pc
 inline constexpr std::string_view kStandardNumaNode = "resource.kubernetes.io/numaNode";
 }  // namespace attr
 
+// Whether the device's netdev can have IPVLAN and macvlan children (an
+// Ethernet netdev; the kernel refuses IPoIB and other link types): what a
+// share of a netdev gets (docs/sharing.md).
+inline bool NetdevTakesChildren(const Device& device) {
+  if (device.if_name.empty()) return false;
+  const auto it = device.attributes.find(std::string(attr::kEncapsulation));
+  const auto* text = it == device.attributes.end() ? nullptr : std::get_if<std::string>(&it->second);
+  return text != nullptr && *text == "ether";
+}
+
 struct DiscoveryOptions {
   // "/" on a live node; a node snapshot directory (snapshot.h) in tests, demos
   // and `--host-root`. sysfs is <host_root>/sys, devices <host_root>/dev.

@@ -106,9 +106,9 @@ void CheckMtuInDriverRange(uint32_t mtu, const inventory::NetlinkFacts& facts, c
   }
 }
 
-std::string Join(const std::vector<std::string>& items) {
+std::string Join(const std::vector<std::string>& items, const char* separator = ", ") {
   std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
   return out;
 }
 
@@ -431,6 +431,28 @@ MergedNetworkConfig ResolveProfile(MergedNetworkConfig merged, const inventory::
   }
 }
 
+// Whether the pod gets the netdev itself or a child of it (interface.type;
+// a share always gets a child, IPVLAN L2 unless the config says otherwise),
+// and what a child cannot take.
+void ChooseChild(const NetworkConfig* config, const std::string& share_id, inject::NetdevPlan& netdev,
+                 const std::string& where) {
+  const std::string type = config && config->interface.type ? *config->interface.type : "";
+  if (!share_id.empty() && type == "passthrough")
+    throw PrepareError(where + " (share " + share_id + "): interface.type \"passthrough\" moves the netdev into the "
+                       "pod, and a share leaves it on the host for the other shares; use \"ipvlan\" (the default for "
+                       "a share) or \"macvlan\"");
+  if (type == "passthrough" || (type.empty() && share_id.empty())) return;
+  netdev.child_type = type.empty() ? "ipvlan" : type;
+  if (netdev.child_type == "ipvlan")
+    netdev.child_mode = config && config->interface.ipvlan_mode ? *config->interface.ipvlan_mode : "l2";
+  else
+    netdev.child_mode = config && config->interface.macvlan_mode ? *config->interface.macvlan_mode : "bridge";
+  if (!config) return;
+  const auto problems = ProblemsForChild(*config, netdev.child_type);
+  if (!problems.empty())
+    throw PrepareError(where + (share_id.empty() ? "" : " (share " + share_id + ")") + ": " + Join(problems, "; "));
+}
+
 // DRANET's rules for status.reservedFor: pods only, and a netdev for one pod.
 void CheckConsumers(const kube::ResourceClaim& claim, const std::vector<std::string>& pods, const std::string& who) {
   if (pods.empty()) {
@@ -600,24 +622,29 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
     }
     if (!result.share_id.empty()) {
       // A share (docs/sharing.md): the HCA's char devices beside the other
-      // shares' pods; nothing moved or configured, so nothing to undo.
+      // shares' pods, and a child interface of the netdev where there is
+      // one; the device itself never leaves the host.
       const std::string share = where + " (share " + result.share_id + ")";
-      if (device.rdma_device.empty())
-        throw PrepareError(share + ": only RDMA devices are shared on this node, and it has no RDMA device");
-      if (options.rdma_exclusive)
+      const bool child = inventory::NetdevTakesChildren(device);
+      if (device.rdma_device.empty() && !child)
+        throw PrepareError(share + ": it has neither an RDMA device nor an Ethernet netdev to share");
+      if (options.rdma_exclusive && !device.rdma_device.empty())
         throw PrepareError(share + ": a share needs the kernel's shared RDMA netns mode, and dranetd runs with "
                            "--rdma-exclusive");
-      if (const auto merged = ConfigFor(claim, result, options.driver_name)) {
-        const auto set = FieldsSet(merged->config);
-        if (!set.empty())
-          throw PrepareError(share + ": a share leaves the device on the host and configures nothing; its config "
-                             "may not set " + Join(set));
+      if (!device.rdma_device.empty()) shared_rdma_devices.insert(device.rdma_device);
+      if (!child) {
+        // An IB-only HCA, or one whose netdev (IPoIB) takes no children.
+        if (const auto merged = ConfigFor(claim, result, options.driver_name)) {
+          const auto set = FieldsSet(merged->config);
+          if (!set.empty())
+            throw PrepareError(share + ": a share of an HCA without an Ethernet netdev configures nothing; its "
+                               "config may not set " + Join(set));
+        }
+        allocated.push_back(device);
+        plan.published_attributes[device.name] = kube::AttributesToJson(device.attributes);
+        AddRdmaCharDevices(plan, device, options, who);
+        continue;
       }
-      allocated.push_back(device);
-      plan.published_attributes[device.name] = kube::AttributesToJson(device.attributes);
-      shared_rdma_devices.insert(device.rdma_device);
-      AddRdmaCharDevices(plan, device, options, who);
-      continue;
     }
     auto merged = ConfigFor(claim, result, options.driver_name);
     allocated.push_back(device);
@@ -639,6 +666,11 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
       inject::NetdevPlan netdev;
       netdev.device_name = device.name;
       netdev.host_if_name = device.if_name;
+      ChooseChild(config, result.share_id, netdev, where);
+      if (!netdev.child_type.empty() && !inventory::NetdevTakesChildren(device))
+        throw PrepareError(where + ": config sets interface.type \"" + netdev.child_type + "\" but netdev " +
+                           device.if_name + " is not Ethernet, and the kernel makes " + netdev.child_type +
+                           " children of Ethernet netdevs only");
       netdev.pod_if_name = config && !config->interface.name.empty() ? config->interface.name : device.if_name;
       if (!pod_if_names.insert(netdev.pod_if_name).second)
         throw PrepareError(where + ": interface name \"" + netdev.pod_if_name +
@@ -652,10 +684,17 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
         throw PrepareError(where + ": cannot read the host state of netdev " + device.if_name + ": " + e.what());
       }
       auto& own = claim_network[device.name];
-      RecordHostSysctls(host, device.if_name, netdev.host_state.settings);
+      const bool child = !netdev.child_type.empty();
+      if (!child) RecordHostSysctls(host, device.if_name, netdev.host_state.settings);
       if (config) ApplyNetdevConfig(*config, device, inventory, *host_network, host, netdev, where);
+      if (child && netdev.mtu && netdev.host_state.mtu != 0 && *netdev.mtu > netdev.host_state.mtu)
+        throw PrepareError(where + ": config sets interface.mtu " + std::to_string(*netdev.mtu) + " but netdev " +
+                           device.if_name + " has " + std::to_string(netdev.host_state.mtu) + ", and a child's MTU (" +
+                           netdev.child_type + ") is at most its parent's");
       if (config && !config->interface.addresses.empty()) {
         netdev.addresses = config->interface.addresses;
+      } else if (child || (config && config->interface.addressing == "unnumbered")) {
+        // A child never takes the host's addresses: they stay on the netdev.
       } else if (config && config->interface.dhcp.value_or(false)) {
         LeaseAddress(host, netdev, own.routes, where, stop);
       } else {
@@ -665,7 +704,8 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
       }
       // A VRF takes no policy rules (its table is the lookup): the host's
       // stay on the host.
-      if (options.copy_host_routes) {
+      // A child has only the claim's: the host's stay with the netdev.
+      if (options.copy_host_routes && !child) {
         netdev.routes = HostRoutesForPod(netdev.host_state.routes, netdev.addresses);
         if (netdev.vrf_name.empty()) netdev.rules = netdev.host_state.rules;
         netdev.neighbors = netdev.host_state.neighbors;
@@ -709,6 +749,7 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
     for (const auto& m : edits.mounts) plan.mounts.push_back({m.host_path, m.container_path, m.options});
     // Cloud network config sits between the host's and the claim's.
     for (auto& netdev : plan.netdevs) {
+      if (!netdev.child_type.empty()) continue;  // a cloud's routes are for the netdev's own addresses
       std::vector<inject::Route> routes;
       std::vector<inject::Rule> rules;
       for (const auto& r : edits.routes)

@@ -222,7 +222,7 @@ InterfaceConfig ReadInterface(const Value& v, std::vector<std::string>& set, Pro
   StrictObject o(v, "interface", set);
   o.RejectUnknown({"name", "addresses", "dhcp", "mtu", "hardwareAddr", "gsoMaxSize", "groMaxSize",
                    "gsoIPv4MaxSize", "groIPv4MaxSize", "disableEbpfPrograms", "forwarding",
-                   "arpIgnore", "arpAnnounce", "vrf"},
+                   "arpIgnore", "arpAnnounce", "vrf", "type", "ipvlan", "macvlan", "addressing"},
                   problems);
   InterfaceConfig c;
   problems.Check([&] {
@@ -287,6 +287,46 @@ InterfaceConfig ReadInterface(const Value& v, std::vector<std::string>& set, Pro
     });
     c.vrf = cfg;
   });
+  auto one_of = [&](const StrictObject& obj, const char* key, std::initializer_list<const char*> allowed) {
+    std::optional<std::string> value = obj.String(key);
+    if (!value) return value;
+    std::string list;
+    for (const char* a : allowed) {
+      if (*value == a) return value;
+      list += (list.empty() ? "\"" : ", \"") + std::string(a) + "\"";
+    }
+    Fail(obj.Child(key), "\"" + *value + "\" is not one of " + list);
+    return value;
+  };
+  problems.Check([&] { c.type = one_of(o, "type", {"passthrough", "ipvlan", "macvlan"}); });
+  problems.Check([&] { c.addressing = one_of(o, "addressing", {"static", "dhcp", "unnumbered"}); });
+  problems.Check([&] {
+    const Value* ipvlan = o.Find("ipvlan");
+    if (!ipvlan) return;
+    StrictObject io(*ipvlan, "interface.ipvlan", set);
+    io.RejectUnknown({"mode", "flag"}, problems);
+    problems.Check([&] { c.ipvlan_mode = one_of(io, "mode", {"l2", "l3", "l3s"}); });
+    // The kernel's default isolation: children talk to each other and to the
+    // parent's network. The others (private, vepa) are not offered yet.
+    problems.Check([&] { one_of(io, "flag", {"bridge"}); });
+    if (c.type.value_or("") != "ipvlan") problems.Add("interface.ipvlan: needs interface.type \"ipvlan\"");
+  });
+  problems.Check([&] {
+    const Value* macvlan = o.Find("macvlan");
+    if (!macvlan) return;
+    StrictObject mo(*macvlan, "interface.macvlan", set);
+    mo.RejectUnknown({"mode"}, problems);
+    problems.Check([&] { c.macvlan_mode = one_of(mo, "mode", {"bridge", "private", "vepa"}); });
+    if (c.type.value_or("") != "macvlan") problems.Add("interface.macvlan: needs interface.type \"macvlan\"");
+  });
+  if (c.addressing == "dhcp") {
+    if (c.dhcp == false) problems.Add("interface: addressing \"dhcp\" and dhcp: false contradict each other");
+    c.dhcp = true;
+  } else if (c.addressing && c.dhcp.value_or(false)) {
+    problems.Add("interface: dhcp: true and addressing \"" + *c.addressing + "\" contradict each other");
+  }
+  if (c.addressing == "unnumbered" && !c.addresses.empty())
+    problems.Add("interface: addressing \"unnumbered\" and addresses cannot be used together");
   if (c.dhcp.value_or(false) && !c.addresses.empty())
     problems.Add("interface: dhcp and addresses cannot be used together");
   return c;
@@ -543,6 +583,22 @@ std::vector<std::string> FieldsNotForRdmaOnly(const NetworkConfig& config) {
       continue;
     out.push_back(field);
   }
+  return out;
+}
+
+std::vector<std::string> ProblemsForChild(const NetworkConfig& config, const std::string& child_type) {
+  const auto& i = config.interface;
+  const std::string a_child = child_type == "ipvlan" ? "an IPVLAN child" : "a " + child_type + " child";
+  std::vector<std::string> out;
+  if (i.hardware_addr && child_type == "ipvlan")
+    out.push_back("interface.hardwareAddr: an IPVLAN child has its parent's MAC; interface.type \"macvlan\" gives "
+                  "the pod an address of its own");
+  if (config.ethtool)
+    out.push_back("ethtool: the parent's offloads are the host's; " + a_child + " takes no ethtool settings");
+  if (i.disable_ebpf_programs.value_or(false))
+    out.push_back("interface.disableEbpfPrograms: a new child has no BPF programs to detach");
+  if (i.dhcp.value_or(false))
+    out.push_back("interface.dhcp: " + a_child + " takes static addresses (interface.addresses) or none");
   return out;
 }
 

@@ -54,6 +54,16 @@ struct InterfaceConfig {
   std::optional<bool> forwarding;
   std::optional<int32_t> arp_ignore, arp_announce;
   std::optional<VrfConfig> vrf;
+  // How the device reaches the pod (DRANET's interface.type): "passthrough"
+  // moves the netdev itself; "ipvlan" and "macvlan" leave it on the host and
+  // give the pod a child interface of it (docs/sharing.md). Unset: a share
+  // gets an IPVLAN child, a device held alone moves.
+  std::optional<std::string> type;
+  std::optional<std::string> ipvlan_mode;   // interface.ipvlan.mode: "l2" (default), "l3", "l3s"
+  std::optional<std::string> macvlan_mode;  // interface.macvlan.mode: "bridge" (default), "private", "vepa"
+  // interface.addressing: "static" (addresses as given, else the host's),
+  // "dhcp" (as dhcp: true), "unnumbered" (no address at all).
+  std::optional<std::string> addressing;
 };
 
 struct RouteConfig {
@@ -117,5 +127,10 @@ std::vector<std::string> FieldsSet(const NetworkConfig& config);
 // Fields an RDMA-only device (no netdev) accepts: everything else set in
 // `config` is returned, so the caller can reject the claim naming them.
 std::vector<std::string> FieldsNotForRdmaOnly(const NetworkConfig& config);
+
+// What `config` sets that a child interface of `child_type` ("ipvlan",
+// "macvlan") cannot have, one sentence each: a MAC of its own (ipvlan),
+// ethtool settings, BPF detaching, DHCP.
+std::vector<std::string> ProblemsForChild(const NetworkConfig& config, const std::string& child_type);
 
 }  // namespace dranet::kubelet

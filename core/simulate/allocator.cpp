@@ -1,5 +1,6 @@
 // core/simulate/allocator.cpp — selector verdicts per device and a small
-// backtracking allocator for one claim on an empty node.
+// backtracking allocator for one claim on a node (empty, or holding what
+// earlier claims took: one_node).
 //
 // Deterministic: devices are tried in (name, driver, pool) order, requests
 // in claim order, firstAvailable entries in their order, so the same input
@@ -13,12 +14,14 @@
 // takes at most kMaxDevicesPerClaim devices. tests/cluster/oracle_test.sh
 // compares the two on every node snapshot.
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "inventory/inventory.h"
 #include "simulate/simulate.h"
 
 namespace dranet::simulate {
@@ -42,6 +45,67 @@ struct Choice {
 };
 
 std::string LookupKey(const SliceDevice& d) { return d.driver + "/" + d.pool + "/" + d.name; }
+
+// Capacity amounts by qualified key.
+using Amounts = std::map<std::string, long double>;
+
+// What the claims allocated so far hold on the node (one_node): devices held
+// alone, and what shares consumed of devices allowing multiple allocations.
+struct NodeState {
+  std::set<std::size_t> held;            // device indices
+  std::map<std::size_t, Amounts> consumed;
+  bool empty() const { return held.empty() && consumed.empty(); }
+};
+
+std::string QualifiedKey(const std::string& key, const std::string& driver) {
+  return key.find('/') == std::string::npos ? driver + "/" + key : key;
+}
+
+// What a request consumes of one capacity: what it asks, rounded up by the
+// request policy (to the range's min and step, or the next valid value); or
+// the policy's default; or else the whole value (the scheduler's
+// calculateConsumedCapacity).
+long double ConsumedOf(const std::optional<long double>& asked, long double value, const CapacityPolicy* policy) {
+  if (!asked) return policy && policy->default_value ? *policy->default_value : value;
+  if (!policy) return *asked;
+  if (policy->min) {
+    if (*asked < *policy->min) return *policy->min;
+    if (!policy->step) return *asked;
+    return *policy->min + std::ceil((*asked - *policy->min) / *policy->step) * *policy->step;
+  }
+  for (long double v : policy->valid_values)
+    if (*asked <= v) return v;
+  return *asked;
+}
+
+// Whether an amount breaks the request policy (above the range's max, off
+// its steps, not a valid value); the default never does.
+bool BreaksPolicy(long double amount, const CapacityPolicy* policy) {
+  if (!policy) return false;
+  if (policy->default_value && amount == *policy->default_value) return false;
+  if (policy->min) {
+    if (policy->max && amount > *policy->max) return true;
+    return policy->step && std::fmod(amount - *policy->min, *policy->step) != 0;
+  }
+  if (!policy->valid_values.empty())
+    return std::find(policy->valid_values.begin(), policy->valid_values.end(), amount) == policy->valid_values.end();
+  return false;
+}
+
+// An amount as a Quantity string: whole numbers as they are, else milli.
+std::string FormatAmount(long double amount) {
+  if (amount == std::floor(amount)) return std::to_string(static_cast<long long>(amount));
+  return std::to_string(static_cast<long long>(std::llround(amount * 1000))) + "m";
+}
+
+std::string DescribePolicy(const CapacityPolicy& policy) {
+  if (policy.min)
+    return "from " + FormatAmount(*policy.min) + (policy.max ? " to " + FormatAmount(*policy.max) : "") +
+           (policy.step ? " in steps of " + FormatAmount(*policy.step) : "");
+  std::string values;
+  for (long double v : policy.valid_values) values += (values.empty() ? "" : ", ") + FormatAmount(v);
+  return "one of " + values;
+}
 
 const inventory::AttributeValue* Attr(const SliceDevice& d, const std::string& key) {
   auto it = d.attributes.find(key);
@@ -87,8 +151,21 @@ std::string DescribeConstraint(const Constraint& c) {
 class Allocator {
  public:
   Allocator(const ClaimTemplate& t, const std::vector<const SliceDevice*>& devices,
-            const std::vector<DeviceClass>& classes, const SimulateOptions& options)
-      : template_(t), devices_(devices), classes_(classes), options_(options) {}
+            const std::vector<DeviceClass>& classes, const SimulateOptions& options, const NodeState& node)
+      : template_(t), devices_(devices), classes_(classes), options_(options), node_(&node) {}
+
+  // What the allocation takes from the node: devices held alone, and what
+  // the shares consumed.
+  void CommitTo(NodeState& node) const {
+    for (std::size_t k = 0; k < chosen_.size(); ++k) {
+      const std::size_t index = chosen_[k].second;
+      if (!devices_[index]->allow_multiple_allocations) {
+        node.held.insert(index);
+        continue;
+      }
+      for (const auto& [key, amount] : chosen_consumed_[k]) node.consumed[index][key] += amount;
+    }
+  }
 
   TemplateResult Run() {
     result_.template_name = template_.name;
@@ -100,9 +177,14 @@ class Allocator {
     bool ok = CheckBeforeSearch() && Solve(0, constraints_all());
     if (ok) {
       result_.allocated = true;
-      for (const auto& [label, index] : chosen_) {
+      for (std::size_t k = 0; k < chosen_.size(); ++k) {
+        const auto& [label, index] = chosen_[k];
         const SliceDevice& d = *devices_[index];
-        result_.allocation.push_back(AllocatedDevice{label, d.driver, d.pool, d.name, &d});
+        AllocatedDevice allocated{label, d.driver, d.pool, d.name, &d, false, {}};
+        allocated.share = d.allow_multiple_allocations;
+        if (allocated.share)
+          for (const auto& [key, amount] : chosen_consumed_[k]) allocated.consumed_capacity[key] = FormatAmount(amount);
+        result_.allocation.push_back(std::move(allocated));
       }
       result_.pod = PodViewOf(result_.allocation);
       return result_;
@@ -165,7 +247,7 @@ class Allocator {
       choice.selectable.assign(devices_.size(), false);
       for (std::size_t index = 0; index < devices_.size(); ++index) {
         const SliceDevice& d = *devices_[index];
-        cel::DeviceView view{d.driver, &d.attributes, &d.capacity};
+        cel::DeviceView view{d.driver, &d.attributes, &d.capacity, d.allow_multiple_allocations};
         DeviceVerdict verdict{d.driver, d.name, true, {}};
         for (const auto& sel : selectors) {
           const cel::EvalResult whole = sel.program.Evaluate(view);
@@ -186,6 +268,12 @@ class Allocator {
           break;
         }
         if (verdict.selected) {
+          if (auto why = CapacityProblem(spec, d); !why.empty()) {
+            verdict.selected = false;
+            verdict.failures.push_back(ClauseFailure{"capacity.requests", CapacityRequestsText(spec), why});
+          }
+        }
+        if (verdict.selected) {
           choice.candidates.push_back(index);
           choice.selectable[index] = true;
         }
@@ -201,6 +289,75 @@ class Allocator {
     }
     result_.requests.push_back(std::move(report));
     return choice;
+  }
+
+  // What `spec` consumes of each capacity of `d`; nullopt when it asks for a
+  // capacity `d` does not have.
+  static std::optional<Amounts> Consumption(const DeviceChoice& spec, const SliceDevice& d) {
+    std::map<std::string, long double> asked;
+    for (const auto& [key, text] : spec.capacity_requests) {
+      const std::string qualified = QualifiedKey(key, d.driver);
+      if (!d.capacity.count(qualified)) return std::nullopt;
+      if (const auto q = cel::QuantityValue(text)) asked[qualified] = *q;
+    }
+    Amounts out;
+    for (const auto& [key, text] : d.capacity) {
+      const auto value = cel::QuantityValue(text);
+      if (!value) continue;
+      const auto policy = d.request_policies.find(key);
+      const auto a = asked.find(key);
+      out[key] = ConsumedOf(a == asked.end() ? std::nullopt : std::optional<long double>(a->second), *value,
+                            policy == d.request_policies.end() ? nullptr : &policy->second);
+    }
+    return out;
+  }
+
+  // Why `spec` cannot have `d` for its capacity even on an empty node; "" when it can.
+  static std::string CapacityProblem(const DeviceChoice& spec, const SliceDevice& d) {
+    const auto consumption = Consumption(spec, d);
+    if (!consumption) return "the device has no such capacity";
+    for (const auto& [key, amount] : *consumption) {
+      const auto policy = d.request_policies.find(key);
+      if (BreaksPolicy(amount, policy == d.request_policies.end() ? nullptr : &policy->second))
+        return key + " " + FormatAmount(amount) + " is outside the device's request policy (" +
+               DescribePolicy(policy->second) + ")";
+      if (const auto value = cel::QuantityValue(d.capacity.at(key)); value && amount > *value)
+        return key + " " + FormatAmount(amount) + " is more than the device's " + d.capacity.at(key);
+    }
+    return "";
+  }
+
+  static std::string CapacityRequestsText(const DeviceChoice& spec) {
+    std::string out;
+    for (const auto& [key, text] : spec.capacity_requests) out += (out.empty() ? "" : ", ") + key + ": " + text;
+    return out.empty() ? "(none: the policies' defaults)" : out;
+  }
+
+  // Whether device `index` can still be taken: a device held alone once,
+  // one allowing multiple allocations while its capacity lasts.
+  bool Available(std::size_t index) const {
+    if (devices_[index]->allow_multiple_allocations) return true;
+    return !used_.count(index) && !node_->held.count(index);
+  }
+
+  // Whether what `choice` consumes of device `index` fits beside what the
+  // node's earlier claims and this claim's other requests consumed.
+  bool CapacityLeft(const Choice& choice, std::size_t index) const {
+    const SliceDevice& d = *devices_[index];
+    if (!d.allow_multiple_allocations) return true;  // checked on the empty node already
+    const auto consumption = Consumption(*choice.spec, d);
+    if (!consumption) return false;
+    const auto on_node = node_->consumed.find(index);
+    const auto in_claim = claim_consumed_.find(index);
+    for (const auto& [key, amount] : *consumption) {
+      long double total = amount;
+      if (on_node != node_->consumed.end())
+        if (auto it = on_node->second.find(key); it != on_node->second.end()) total += it->second;
+      if (in_claim != claim_consumed_.end())
+        if (auto it = in_claim->second.find(key); it != in_claim->second.end()) total += it->second;
+      if (const auto value = cel::QuantityValue(d.capacity.at(key)); value && total > *value) return false;
+    }
+    return true;
   }
 
   // Would adding device `index` for `choice` keep every constraint true?
@@ -280,7 +437,7 @@ class Allocator {
         std::size_t mark = chosen_.size();
         bool ok = true;
         for (std::size_t index : choice.candidates) {
-          if (!Step() || used_.count(index) || !Fits(choice, index, constraints)) {
+          if (!Step() || !Available(index) || !CapacityLeft(choice, index) || !Fits(choice, index, constraints)) {
             ok = false;
             break;
           }
@@ -303,14 +460,14 @@ class Allocator {
             const std::vector<const Constraint*>& constraints) {
     if (remaining == 0) return Solve(request + 1, constraints);
     for (std::size_t index = from; index < devices_.size(); ++index) {
-      if (used_.count(index)) continue;
+      if (!Available(index)) continue;
       if (auto error = choice.errors.find(index); error != choice.errors.end()) {
         failure_ = "request " + choice.label + ": " + error->second;
         return false;
       }
       if (!choice.selectable[index]) continue;
       if (!Step()) return false;
-      if (!Fits(choice, index, constraints)) continue;
+      if (!CapacityLeft(choice, index) || !Fits(choice, index, constraints)) continue;
       Push(choice, index);
       if (Pick(request, choice, index + 1, remaining - 1, constraints)) return true;
       PopTo(chosen_.size() - 1);
@@ -322,13 +479,25 @@ class Allocator {
   void Push(const Choice& choice, std::size_t index) {
     chosen_.emplace_back(choice.label, index);
     chosen_choice_.push_back(&choice);
+    Amounts consumed;
+    if (devices_[index]->allow_multiple_allocations) {
+      consumed = Consumption(*choice.spec, *devices_[index]).value_or(Amounts{});
+      for (const auto& [key, amount] : consumed) claim_consumed_[index][key] += amount;
+    }
+    chosen_consumed_.push_back(std::move(consumed));
     used_.insert(index);
   }
   void PopTo(std::size_t size) {
     while (chosen_.size() > size) {
-      used_.erase(chosen_.back().second);
+      const std::size_t index = chosen_.back().second;
+      for (const auto& [key, amount] : chosen_consumed_.back()) claim_consumed_[index][key] -= amount;
+      if (std::none_of(chosen_.begin(), chosen_.end() - 1, [&](const auto& c) { return c.second == index; })) {
+        used_.erase(index);
+        claim_consumed_.erase(index);
+      }
       chosen_.pop_back();
       chosen_choice_.pop_back();
+      chosen_consumed_.pop_back();
     }
   }
 
@@ -353,6 +522,23 @@ class Allocator {
       }
     }
     if (!result_.problems.empty()) return;
+    if (!node_->empty()) {
+      // Would it fit on an empty node? Then the earlier claims took it.
+      static const NodeState kEmptyNode;
+      const NodeState* node = node_;
+      node_ = &kEmptyNode;
+      PopTo(0);
+      steps_ = 0;
+      const bool alone = Solve(0, constraints_all());
+      failure_.reset();
+      PopTo(0);
+      node_ = node;
+      if (alone) {
+        result_.problems.push_back(
+            "the matching devices are held by the claims allocated before it, or have too little capacity left");
+        return;
+      }
+    }
     auto fresh = [&](const std::vector<const Constraint*>& cs) {
       PopTo(0);
       steps_ = 0;
@@ -392,9 +578,12 @@ class Allocator {
   const std::vector<const SliceDevice*>& devices_;
   const std::vector<DeviceClass>& classes_;
   const SimulateOptions& options_;
+  const NodeState* node_;
   std::vector<std::vector<Choice>> requests_;
   std::vector<std::pair<std::string, std::size_t>> chosen_;
   std::vector<const Choice*> chosen_choice_;
+  std::vector<Amounts> chosen_consumed_;  // per chosen device: what it consumed (shares only)
+  std::map<std::size_t, Amounts> claim_consumed_;  // per device: what this claim's shares consumed
   std::set<std::size_t> used_;
   int64_t steps_ = 0;
   bool aborted_ = false;
@@ -430,6 +619,9 @@ const std::vector<DeviceClass>& WellKnownDeviceClasses() {
   static const std::vector<DeviceClass> kClasses{
       {"dranet.net", {R"(device.driver == "dra.net")"}},
       {"dra.net", {R"(device.driver == "dra.net")"}},
+      // The chart's own classes (packaging/helm).
+      {"dranet", {R"(device.driver == "dra.net")"}},
+      {"dranet-rdma", {R"(device.driver == "dra.net" && device.attributes["dra.net"].rdma == true)"}},
       {"gpu.nvidia.com",
        {R"(device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu")"}},
       {"mig.nvidia.com",
@@ -447,7 +639,12 @@ PodView PodViewOf(const std::vector<AllocatedDevice>& allocation) {
     if (!d->rdma_device.empty())
       for (const auto& dev : d->char_devices)
         if (inventory::PodReceives(dev)) pod.char_devices.push_back(dev);
-    if (!d->if_name.empty()) pod.netdevs.push_back(d->if_name);
+    if (a.share) {
+      // A share leaves the netdev on the host; an Ethernet one gives the pod a child of it.
+      if (inventory::NetdevTakesChildren(*d)) pod.child_parents.push_back(d->if_name);
+    } else if (!d->if_name.empty()) {
+      pod.netdevs.push_back(d->if_name);
+    }
     if (!d->rdma_device.empty()) pod.rdma_devices.push_back(d->rdma_device);
   }
   auto by_path = [](const inventory::CharDevice& x, const inventory::CharDevice& y) { return x.path < y.path; };
@@ -456,7 +653,9 @@ PodView PodViewOf(const std::vector<AllocatedDevice>& allocation) {
                                      [](const auto& x, const auto& y) { return x.path == y.path; }),
                          pod.char_devices.end());
   std::sort(pod.netdevs.begin(), pod.netdevs.end());
+  std::sort(pod.child_parents.begin(), pod.child_parents.end());
   std::sort(pod.rdma_devices.begin(), pod.rdma_devices.end());
+  pod.rdma_devices.erase(std::unique(pod.rdma_devices.begin(), pod.rdma_devices.end()), pod.rdma_devices.end());
   if (!pod.rdma_devices.empty()) {
     // As the nvidia/amd plugins inject it: "=" makes NCCL match names exactly.
     std::string hca = "=";
@@ -480,7 +679,13 @@ std::vector<TemplateResult> Simulate(const std::vector<ClaimTemplate>& templates
   });
   std::vector<TemplateResult> results;
   results.reserve(templates.size());
-  for (const auto& t : templates) results.push_back(Allocator(t, sorted, classes, options).Run());
+  NodeState node;
+  for (const auto& t : templates) {
+    if (!options.one_node) node = {};
+    Allocator allocator(t, sorted, classes, options, node);
+    results.push_back(allocator.Run());
+    if (results.back().allocated) allocator.CommitTo(node);
+  }
   return results;
 }
 

@@ -113,6 +113,30 @@ std::string Qualify(const std::string& key, const std::string& driver) {
   return key.find('/') == std::string::npos ? driver + "/" + key : key;
 }
 
+// A Quantity's value ("800", "1500m", "10Gi").
+long double QuantityValue(const YAML::Node& node, const std::string& where) {
+  const std::string text = node && node.IsScalar() ? node.as<std::string>() : "";
+  const auto value = cel::QuantityValue(text);
+  if (!value) throw InputError(where + ": \"" + text + "\" is not a quantity");
+  return *value;
+}
+
+CapacityPolicy ParsePolicy(const YAML::Node& policy, const std::string& where) {
+  CapacityPolicy p;
+  if (policy["default"]) p.default_value = QuantityValue(policy["default"], where + ".default");
+  if (const auto range = policy["validRange"]; range && range.IsMap()) {
+    p.min = QuantityValue(range["min"], where + ".validRange.min");
+    if (range["max"]) p.max = QuantityValue(range["max"], where + ".validRange.max");
+    if (range["step"]) p.step = QuantityValue(range["step"], where + ".validRange.step");
+    if (p.step && *p.step <= 0) throw InputError(where + ".validRange.step: must be positive");
+  }
+  if (const auto values = policy["validValues"]; values && values.IsSequence()) {
+    for (const auto& v : values) p.valid_values.push_back(QuantityValue(v, where + ".validValues"));
+    std::sort(p.valid_values.begin(), p.valid_values.end());
+  }
+  return p;
+}
+
 void ParseDevice(const YAML::Node& node, const std::string& driver, const std::string& pool, const std::string& label,
                  std::vector<SliceDevice>& out) {
   SliceDevice d;
@@ -141,8 +165,13 @@ void ParseDevice(const YAML::Node& node, const std::string& driver, const std::s
       std::string key = Qualify(kv.first.as<std::string>(), driver);
       const YAML::Node& v = kv.second;
       d.capacity[key] = v.IsMap() ? At(v, {"value"}).as<std::string>("") : v.as<std::string>("");
+      if (v.IsMap() && v["requestPolicy"] && v["requestPolicy"].IsMap())
+        d.request_policies[key] =
+            ParsePolicy(v["requestPolicy"], label + ": device " + d.name + " capacity " + key + " requestPolicy");
     }
   }
+  if (const auto multi = body["allowMultipleAllocations"]; multi && multi.IsScalar())
+    d.allow_multiple_allocations = multi.as<bool>(false);
   out.push_back(std::move(d));
 }
 
@@ -174,6 +203,13 @@ DeviceChoice ParseChoice(const YAML::Node& n, const std::string& label) {
   if (n["count"]) {
     c.count = n["count"].as<int64_t>();
     if (c.count < 1) throw InputError(label + ": count must be at least 1");
+  }
+  if (const auto requests = At(n, {"capacity", "requests"}); requests && requests.IsMap()) {
+    for (const auto& kv : requests) {
+      const std::string key = kv.first.as<std::string>();
+      QuantityValue(kv.second, label + ": capacity.requests." + key);  // must be a quantity
+      c.capacity_requests[key] = kv.second.as<std::string>();
+    }
   }
   return c;
 }
@@ -230,6 +266,18 @@ std::vector<SliceDevice> FromInventory(const std::vector<inventory::Device>& dev
     s.pool = std::string(node_name);
     s.name = d.name;
     s.attributes = d.attributes;
+    s.allow_multiple_allocations = d.allow_multiple_allocations;
+    for (const auto& [key, capacity] : d.capacity) {
+      s.capacity[key] = std::to_string(capacity.value);
+      if (!capacity.request_policy) continue;
+      const auto& rp = *capacity.request_policy;
+      CapacityPolicy policy;
+      policy.default_value = static_cast<long double>(rp.default_value);
+      policy.min = static_cast<long double>(rp.min);
+      policy.max = static_cast<long double>(rp.max);
+      policy.step = static_cast<long double>(rp.step);
+      s.request_policies[key] = policy;
+    }
     s.ours = &d;
     out.push_back(std::move(s));
   }

@@ -17,9 +17,19 @@
 //   * GenerateAlignedTemplates(): one ready-to-apply ResourceClaimTemplate
 //     per GPU, pairing it with its nearest / NUMA-local NICs.
 //
-// Not modelled: other claims' allocations (the node is empty), admin
-// access, device taints and tolerations, consumable capacity, partitionable
-// devices' counters. Everything is pure: no I/O, no cluster access.
+// Consumable capacity (KEP-5075) as kube-scheduler's allocator has it: a
+// device with allowMultipleAllocations is given to several claims (and to
+// several requests of one claim), each consuming of every capacity what it
+// asks (capacity.requests, rounded up by the request policy) or the
+// policy's default, or else the whole value; a device's capacities are
+// checked against what a request asks whether shared or not. With
+// SimulateOptions::one_node the templates are allocated in order on one
+// node, each taking what the earlier ones left (devices held alone and
+// capacity); otherwise each on an empty node.
+//
+// Not modelled: admin access, device taints and tolerations, partitionable
+// devices' counters, fractional capacity ranges. Everything is pure: no I/O,
+// no cluster access.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -40,6 +50,14 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A capacity's request policy: what a claim consumes of it (values as
+// numbers of the capacity's unit; whole numbers and milli-values are exact).
+struct CapacityPolicy {
+  std::optional<long double> default_value;
+  std::optional<long double> min, max, step;  // validRange (min set when a range is)
+  std::vector<long double> valid_values;      // validValues, ascending
+};
+
 // A device as the scheduler sees it: one entry of some driver's slice.
 struct SliceDevice {
   std::string driver;  // "dra.net", "gpu.nvidia.com"
@@ -47,6 +65,8 @@ struct SliceDevice {
   std::string name;    // "pci-0101-00-00-0", "gpu-0"
   inventory::Attributes attributes;  // qualified keys ("gpu.nvidia.com/type")
   cel::Capacity capacity;            // qualified keys -> Quantity strings
+  std::map<std::string, CapacityPolicy> request_policies;  // by capacity key, where the slice sets one
+  bool allow_multiple_allocations = false;
   std::string node_name;             // the slice's spec.nodeName; "" when not bound to one node
   // For our own devices: the host facts behind the pod view. Borrowed from
   // the vector passed to FromInventory(); null for other drivers' devices.
@@ -88,8 +108,9 @@ struct DeviceClass {
 std::vector<DeviceClass> ParseDeviceClasses(std::string_view yaml);
 
 // DeviceClasses assumed when none are given: "dranet.net" and "dra.net"
-// (driver dra.net), "gpu.nvidia.com" (NVIDIA full GPUs), "mig.nvidia.com",
-// "gpu.amd.com". Documented in docs/cel.md.
+// (driver dra.net), the chart's "dranet" and "dranet-rdma", "gpu.nvidia.com"
+// (NVIDIA full GPUs), "mig.nvidia.com", "gpu.amd.com". Documented in
+// docs/cel.md.
 const std::vector<DeviceClass>& WellKnownDeviceClasses();
 
 enum class AllocationMode { kExactCount, kAll };
@@ -101,6 +122,7 @@ struct DeviceChoice {
   std::vector<std::string> selectors;
   AllocationMode mode = AllocationMode::kExactCount;
   int64_t count = 1;
+  std::map<std::string, std::string> capacity_requests;  // capacity.requests: qualified key -> Quantity
 };
 
 struct Request {
@@ -137,6 +159,8 @@ struct AllocatedDevice {
   std::string pool;
   std::string device;
   const SliceDevice* slice_device = nullptr;  // into the devices passed to Simulate
+  bool share = false;  // a device allowing multiple allocations: this claim holds a share of it (a shareID)
+  std::map<std::string, std::string> consumed_capacity;  // of a share: capacity key -> amount, as the claim records it
 };
 
 // Why one device does not fit one request (choice).
@@ -164,6 +188,7 @@ struct ChoiceReport {
 struct PodView {
   std::vector<inventory::CharDevice> char_devices;  // what prepare gives: uverbsN, umadN, rdma_cm; sorted, unique
   std::vector<std::string> netdevs;   // host netdev names moved into the pod (devices with ifName)
+  std::vector<std::string> child_parents;  // host netdevs the pod gets a child interface of (shares), staying on the host
   std::vector<std::string> rdma_devices;             // "mlx5_0"
   std::map<std::string, std::string> env;  // NCCL_IB_HCA="=mlx5_0,mlx5_1" when RDMA devices are allocated
 };
@@ -182,9 +207,13 @@ struct SimulateOptions {
   bool use_well_known_classes = true;
   // Backtracking step bound per template (each device tried counts 1).
   int64_t max_search_steps = 1'000'000;
+  // Allocate the templates in order on one node (each takes what the earlier
+  // left, as pods created one after the other), not each on an empty node.
+  bool one_node = false;
 };
 
-// Allocates each template independently on an empty node.
+// Allocates each template on an empty node, or (options.one_node) all of
+// them in order on one node.
 std::vector<TemplateResult> Simulate(const std::vector<ClaimTemplate>& templates,
                                      const std::vector<SliceDevice>& devices,
                                      const std::vector<DeviceClass>& classes = {},

@@ -165,6 +165,10 @@ void WritePlan(Writer& w, const ClaimPlan& p) {
       w.Key("disableEbpfPrograms");
       w.Bool(true);
     }
+    if (!n.child_type.empty()) {
+      Str(w, "childType", n.child_type);
+      Str(w, "childMode", n.child_mode);
+    }
     if (n.dhcp_lease) {
       w.Key("dhcpLease");
       w.StartObject();
@@ -409,6 +413,16 @@ ClaimPlan ReadPlan(const rapidjson::Value& o, const std::string& where) {
     if (n.HasMember("disableEbpfPrograms")) {
       if (!n["disableEbpfPrograms"].IsBool()) Bad(w, "disableEbpfPrograms", "a boolean");
       np.disable_ebpf_programs = n["disableEbpfPrograms"].GetBool();
+    }
+    if (n.HasMember("childType")) {
+      np.child_type = GetStr(n, w, "childType");
+      np.child_mode = GetStr(n, w, "childMode");
+      const bool ipvlan = np.child_type == "ipvlan", macvlan = np.child_type == "macvlan";
+      if (!ipvlan && !macvlan) Bad(w, "childType", "\"ipvlan\" or \"macvlan\"");
+      const auto& m = np.child_mode;
+      if (ipvlan && m != "l2" && m != "l3" && m != "l3s") Bad(w, "childMode", "\"l2\", \"l3\" or \"l3s\"");
+      if (macvlan && m != "bridge" && m != "private" && m != "vepa")
+        Bad(w, "childMode", "\"bridge\", \"private\" or \"vepa\"");
     }
     if (n.HasMember("dhcpLease")) {
       const auto& lease = n["dhcpLease"];

@@ -21,7 +21,7 @@
 #   box_sleeper NAMESPACE POD RESOURCES [CLAIMS]
 #                        a busybox pod that sleeps, with those resources
 #   box_pod POD FIELD NAME  a pod holding one claim (template or claim)
-#   box_template NAME COUNT CEL [INTERFACE]
+#   box_template NAME COUNT CEL [INTERFACE [ROUTES]]
 #                        a ResourceClaimTemplate for COUNT devices CEL selects
 #                        (BOX_NAMESPACE, BOX_ADMIN_ACCESS=true: see below)
 #   box_nic_template NAME NIC INTERFACE
@@ -162,10 +162,11 @@ box_wait_slice_lists() {
   fail "no dra.net ResourceSlice of $NODE_NAME lists $1"
 }
 
-# box_template NAME COUNT CEL [INTERFACE]: a ResourceClaimTemplate for COUNT
-# of dranet's devices that CEL selects, with INTERFACE (a YAML mapping) as
-# dranet's config when given; in namespace $BOX_NAMESPACE (default: default),
-# with adminAccess when $BOX_ADMIN_ACCESS is true. API errors go to stderr.
+# box_template NAME COUNT CEL [INTERFACE [ROUTES]]: a ResourceClaimTemplate for
+# COUNT of dranet's devices that CEL selects, with INTERFACE (a YAML mapping)
+# and ROUTES (a YAML list) as dranet's config when given; in namespace
+# $BOX_NAMESPACE (default: default), with adminAccess when $BOX_ADMIN_ACCESS
+# is true. API errors go to stderr.
 box_template() {
   local config=""
   [[ -n ${4:-} ]] && config="
@@ -175,6 +176,8 @@ box_template() {
           driver: dra.net
           parameters:
             interface: $4"
+  [[ -n ${5:-} ]] && config+="
+            routes: $5"
   k apply -f - >/dev/null <<EOF
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate

@@ -16,6 +16,10 @@
 #      Ready/RDMAShareReady under its shareID;
 #   3. share-c, a third share, stays Pending: the scheduler reports it
 #      Unschedulable; so does share-d (hca-share-200g), for 200 Gbit/s;
+#      `dranetctl simulate --one-node` on the same snapshot, flags and
+#      templates in the same order gives the same answer (the scheduler as
+#      its oracle): a and b a share of the same device with the same
+#      consumed capacity, c and d not allocated;
 #   4. share-a deleted: share-c starts with the same devices, and share-b
 #      still has them;
 #   5. the pods deleted in another order; every request dranetd made is
@@ -118,6 +122,28 @@ box_pod share-d resourceClaimTemplateName hca-share-200g
 for ((i = 0; i < 150; i++)); do [[ $(scheduled share-d) == "False Unschedulable" ]] && break; sleep 0.2; done
 [[ $(scheduled share-d) == "False Unschedulable" ]] || fail "share-d: $(scheduled share-d)"
 k delete pod share-d --wait=true --timeout=60s >/dev/null
+# simulate's answer for a, b, c (hca-share) and d (hca-share-200g) in that order.
+python3 - "$source_dir/packaging/examples/shared/share-templates.yaml" >"$run/share-order.yaml" <<'EOF'
+import sys, yaml
+by_name = {d["metadata"]["name"]: d for d in yaml.safe_load_all(open(sys.argv[1])) if d}
+docs = [dict(by_name[t], metadata={"name": n})
+        for n, t in (("a", "hca-share"), ("b", "hca-share"), ("c", "hca-share"), ("d", "hca-share-200g"))]
+print(yaml.safe_dump_all(docs))
+EOF
+status=0
+"$build/bin/dranetctl" simulate --host-root "$snapshot" --one-node -f "$run/share-order.yaml" \
+  --shared-devices 'device.attributes["dra.net"].rdmaDevice == "mlx5_0"' --device-shares 2 \
+  >"$run/share-simulate.txt" 2>&1 || status=$?
+((status == 3)) || fail "simulate exited $status (3: some template not allocated): $(cat "$run/share-simulate.txt")"
+got=$(grep -E '^template |^  hca: ' "$run/share-simulate.txt" | sed -E 's|^  hca: dra.net/([^ ]*) .*\[(.*)\]$|  \1 [\2]|')
+want="template a: allocated
+  $device [a share, consumes dra.net/bandwidth $a_bandwidth, dra.net/shares $a_shares]
+template b: allocated
+  $device [a share, consumes dra.net/bandwidth $b_bandwidth, dra.net/shares $b_shares]
+template c: NOT allocated
+template d: NOT allocated"
+[[ $got == "$want" ]] || fail "simulate --one-node differs from the scheduler: $(diff <(echo "$want") <(echo "$got"))"
+log "   dranetctl simulate --one-node agrees: a and b share $device (1 share, 400 Gbit/s each), c and d wait"
 
 log "4. share-a deleted: share-c starts; share-b keeps its devices"
 k delete pod share-a --wait=true --timeout=60s >/dev/null

@@ -3,6 +3,7 @@
 // and looking at what they print. Header-only; tests add tests/support to
 // their include path.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -36,6 +37,17 @@ inline bool Ok(const std::string& command) { return std::system((command + " >/d
 
 inline bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
+}
+
+// Whether this kernel makes child links of `kind` ("ipvlan", "macvlan") of
+// an Ethernet netdev: a kernel may lack the driver (root only; a veth made
+// and deleted in the caller's namespace to find out).
+inline bool KernelMakesChildren(const std::string& kind) {
+  const std::string parent = "dnprobe" + std::to_string(::getpid() % 100000);
+  if (!Ok("ip link add " + parent + " type veth peer name " + parent + "p")) return false;
+  const bool made = Ok("ip link add link " + parent + " name " + parent + "c type " + kind);
+  Ok("ip link del " + parent);
+  return made;
 }
 
 }  // namespace dranet::testing

@@ -165,7 +165,8 @@ const rapidjson::Value* DeviceAttributes(const rapidjson::Value& device) {
 }
 
 std::string AllocatedClaim(const std::string& name, const std::string& pool, const std::vector<std::string>& devices,
-                           const std::string& pod_uid, const std::string& version, const std::string& share_id) {
+                           const std::string& pod_uid, const std::string& version, const std::string& share_id,
+                           const std::string& config) {
   std::string results;
   for (const auto& d : devices) {
     if (!results.empty()) results += ",";
@@ -179,7 +180,10 @@ std::string AllocatedClaim(const std::string& name, const std::string& pool, con
   return R"({"apiVersion":"resource.k8s.io/)" + version + R"(","kind":"ResourceClaim",)"
          R"("metadata":{"name":")" + name + R"(","namespace":"ml"},)"
          R"("spec":{"devices":{"requests":[)" + request + R"(]}},)"
-         R"("status":{"allocation":{"devices":{"results":[)" + results + R"(]}},)"
+         R"("status":{"allocation":{"devices":{"results":[)" + results + "]" +
+         (config.empty() ? "" : R"(,"config":[{"source":"FromClaim","requests":["nic"],"opaque":{"driver":")" +
+                                    std::string(kDriver) + R"(","parameters":)" + config + "}}]") +
+         R"(}},)"
          R"("reservedFor":[{"resource":"pods","name":"worker-)" + pod_uid + R"(","uid":")" + pod_uid + R"("}]}})";
 }
 
@@ -369,10 +373,12 @@ void FaultNode::VaryClaimedNetdevs(const std::vector<std::string>& slices,
   const std::string second = IfNameOfDevice(slices, claims.at(1).second.at(0));
   if (first.empty() || second.empty()) throw std::runtime_error("the claimed devices have no netdev");
   const std::string& node = lab_->node_netns();
-  for (const std::vector<std::string>& argv :
-       {std::vector<std::string>{"ip", "-n", node, "-4", "addr", "add", "10.250.0.1/24", "dev", first},
-        std::vector<std::string>{"ip", "-n", node, "-6", "addr", "add", "2001:db8:250::1/64", "dev", first, "nodad"},
-        std::vector<std::string>{"ip", "-n", node, "link", "set", second, "down"}}) {
+  std::vector<std::vector<std::string>> commands = {
+      {"ip", "-n", node, "-4", "addr", "add", "10.250.0.1/24", "dev", first},
+      {"ip", "-n", node, "-6", "addr", "add", "2001:db8:250::1/64", "dev", first, "nodad"}};
+  // Shares of one netdev: it stays up on the host for both pods' children.
+  if (second != first) commands.push_back({"ip", "-n", node, "link", "set", second, "down"});
+  for (const auto& argv : commands) {
     if (auto r = netlab::RunCommand(argv); r.rc != 0) throw std::runtime_error(argv[4] + ": " + r.output);
   }
   node_network_at_start_ = NodeNetwork();
@@ -526,7 +532,7 @@ bool FaultNode::StartDaemon(const std::string& fault, std::string* why, bool wai
       rapidjson::Document doc;
       doc.Parse(api_.PutObject(ClaimsPath(options_.resource_api),
                                AllocatedClaim(wanted[i].first, pool, wanted[i].second, pods[i], options_.resource_api,
-                                              options_.shared_claims ? shares[i] : ""))
+                                              options_.shared_claims ? shares[i] : "", options_.claim_config))
                     .c_str());
       claims_.push_back({"ml", doc["metadata"]["name"].GetString(), doc["metadata"]["uid"].GetString()});
     }

@@ -71,9 +71,10 @@ std::string KubeconfigFor(const std::string& server);
 // reserved for `pod_uid` (plain identifiers: no JSON escaping needed), as a
 // resource.k8s.io/`version` object (v1beta1: its flat request shape). With
 // `share_id`, each result is a share of its device (shareID, 1 share consumed).
+// With `config` (a NetworkConfig JSON object), the claim's config for them.
 std::string AllocatedClaim(const std::string& name, const std::string& pool, const std::vector<std::string>& devices,
                            const std::string& pod_uid, const std::string& version = "v1",
-                           const std::string& share_id = {});
+                           const std::string& share_id = {}, const std::string& config = {});
 // The collection paths of claims in namespace "ml" and of slices, in a
 // resource.k8s.io version.
 std::string ClaimsPath(const std::string& version = "v1");
@@ -157,6 +158,8 @@ class FaultNode {
     // device published with allowMultipleAllocations; else the first device
     // and the next two.
     bool shared_claims = false;
+    // Each claim's config (a NetworkConfig JSON object); empty: none.
+    std::string claim_config = {};
   };
   explicit FaultNode(Options options);
   ~FaultNode();

@@ -190,6 +190,22 @@ INSTANTIATE_TEST_SUITE_P(
         Case{R"(device.driver == )", Want::kCompileError, "unexpected end of input"},
         Case{R"((device.driver == "a")) )", Want::kCompileError, "after the expression"}));
 
+// device.allowMultipleAllocations (consumable capacity): the device's flag,
+// false unless set; has() knows the field.
+TEST(DeviceFields, AllowMultipleAllocationsIsTheDevicesFlag) {
+  inventory::Attributes attributes{{"dra.net/rdma", true}};
+  DeviceView shared{"dra.net", &attributes, nullptr, true};
+  DeviceView alone{"dra.net", &attributes, nullptr};
+  const auto program = Compile(R"(device.attributes["dra.net"].rdma && device.allowMultipleAllocations)");
+  EXPECT_TRUE(program.Evaluate(shared).matched);
+  EXPECT_FALSE(program.Evaluate(alone).matched);
+  EXPECT_FALSE(program.Evaluate(alone).error);
+  EXPECT_TRUE(Compile("has(device.allowMultipleAllocations)").Evaluate(alone).matched);
+  inventory::Device device;
+  device.allow_multiple_allocations = true;
+  EXPECT_TRUE(Compile("device.allowMultipleAllocations").Evaluate(ViewOf(device)).matched);
+}
+
 // CEL's && and || are commutative over errors: the deciding value wins
 // from either side; otherwise the error surfaces.
 TEST(LogicalOperators, ErrorSemanticsAreCommutative) {

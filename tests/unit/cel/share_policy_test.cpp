@@ -52,10 +52,25 @@ TEST(SharePolicy, SelectedRdmaDevicesGetSharesAndBandwidth) {
   EXPECT_EQ(bandwidth.value, 800);  // Gbit/s
   EXPECT_EQ(bandwidth.request_policy, (inventory::CapacityRequestPolicy{200, 1, 800, 1}));
   EXPECT_FALSE(devices[1].allow_multiple_allocations);  // NUMA node 1: not selected
-  EXPECT_FALSE(devices[2].allow_multiple_allocations);  // no RDMA device: not shareable
-  EXPECT_THAT(text.str(), HasSubstr("only RDMA devices are shared"));
+  EXPECT_FALSE(devices[2].allow_multiple_allocations);  // no RDMA device, netdev not known Ethernet: not shareable
+  EXPECT_THAT(text.str(), HasSubstr("it has neither an RDMA device nor an Ethernet netdev"));
   EXPECT_TRUE(devices[3].allow_multiple_allocations);  // RoCE, link speed unknown: shares only
   EXPECT_EQ(devices[3].capacity.count("dra.net/bandwidth"), 0u);
+}
+
+// An Ethernet netdev without RDMA is shared through child interfaces; an
+// IPoIB one without RDMA has nothing to share.
+TEST(SharePolicy, AnEthernetNetdevIsSharedAnIpoibOneWithoutRdmaIsNot) {
+  std::ostringstream text;
+  Logger log(text, Logger::Format::kText, 1);
+  auto ether = Hca("eth-0", "", 0, "eth1");
+  ether.attributes["dra.net/encapsulation"] = std::string("ether");
+  auto ipoib = Hca("ib-0", "", 0, "ib0");
+  ipoib.attributes["dra.net/encapsulation"] = std::string("infiniband");
+  auto devices = ApplySharePolicy(CompileSharePolicy("true", 4), {ether, ipoib}, log);
+  EXPECT_TRUE(devices[0].allow_multiple_allocations);
+  EXPECT_EQ(devices[0].capacity.at("dra.net/shares").value, 4);
+  EXPECT_FALSE(devices[1].allow_multiple_allocations);
 }
 
 TEST(SharePolicy, TheDefaultBandwidthIsAFairShareOfAtLeastOneGbit) {

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "inject/link_settings.h"
+#include "inventory/inventory.h"
 #include "kubelet_test_support.h"
 
 namespace dranet::kubelet {
@@ -730,20 +731,102 @@ TEST_F(PlanBuilderTest, ASharesProblemsAreRefusedAtPrepare) {
     BuildClaimPlan(claim, no_rdma, options_, {}, host_state_);
     ADD_FAILURE() << "a share of a device without RDMA was planned";
   } catch (const PrepareError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("claim ml/share: device pci-0000-84-00-0 (share share-a): only RDMA devices are "
-                                    "shared on this node"));
+    EXPECT_THAT(e.what(), HasSubstr("claim ml/share: device pci-0000-84-00-0 (share share-a): it has neither an RDMA "
+                                    "device nor an Ethernet netdev to share"));
   }
   options_.rdma_exclusive = true;
   EXPECT_THAT(ErrorOf(claim), HasSubstr("a share needs the kernel's shared RDMA netns mode"));
   options_.rdma_exclusive = false;
   claim.configs.push_back(Opaque(R"({"interface":{"name":"net1"}})"));
-  EXPECT_THAT(ErrorOf(claim), HasSubstr("a share leaves the device on the host and configures nothing; its config "
-                                        "may not set interface.name"));
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("a share of an HCA without an Ethernet netdev configures nothing; its "
+                                        "config may not set interface.name"));
   claim.configs = {Opaque(R"({"interface":{"mtu":4000}})", "FromClass")};  // a class's config counts too
   EXPECT_THAT(ErrorOf(claim), HasSubstr("may not set interface.mtu"));
   claim.configs = {Opaque(R"({})")};
   EXPECT_EQ(ErrorOf(claim), "");
   EXPECT_EQ(host_reads_, 0);
+}
+
+// A share of an Ethernet netdev (RoCE here) gets an IPVLAN child of it
+// beside the HCA's char devices: the claim's addresses and routes only,
+// never the host's, which stay with the netdev.
+TEST_F(PlanBuilderTest, AShareOfAnEthernetNetdevGetsAChildWithOnlyTheClaimsNetwork) {
+  inventory_[3].attributes[std::string(inventory::attr::kEncapsulation)] = std::string("ether");
+  auto claim = Claim("child", {"pci-0000-84-00-0"});
+  claim.results[0].share_id = "share-a";
+  claim.configs.push_back(Opaque(R"({"interface":{"name":"net1","addresses":["192.168.1.50/24"],"mtu":4000,
+      "arpIgnore":1},"routes":[{"destination":"10.10.0.0/16","gateway":"192.168.1.1"}]})"));
+  auto plan = BuildClaimPlan(claim, inventory_, options_, {}, host_state_);
+  ASSERT_EQ(plan.netdevs.size(), 1U);
+  const auto& child = plan.netdevs[0];
+  EXPECT_EQ(child.child_type, "ipvlan");
+  EXPECT_EQ(child.child_mode, "l2");
+  EXPECT_EQ(child.host_if_name, "gpu0rdma0");
+  EXPECT_EQ(child.pod_if_name, "net1");
+  EXPECT_EQ(child.mtu, 4000U);
+  EXPECT_EQ(child.settings.arp_ignore, 1);
+  EXPECT_EQ(child.addresses, std::vector<std::string>{"192.168.1.50/24"});
+  ASSERT_EQ(child.routes.size(), 1U);  // the host's 192.168.1.0/24 and 10.9.0.0/16 stay on the host
+  EXPECT_EQ(child.routes[0].destination, "10.10.0.0/16");
+  EXPECT_TRUE(child.rules.empty());
+  EXPECT_TRUE(child.neighbors.empty());
+  EXPECT_FALSE(child.rdma_exclusive);
+  EXPECT_EQ(NodePaths(plan), (std::set<std::string>{"/dev/infiniband/rdma_cm", "/dev/infiniband/umad4",
+                                                     "/dev/infiniband/uverbs4"}));
+  EXPECT_EQ(plan.env.at("NCCL_IB_HCA"), "=mlx5_4");
+  EXPECT_EQ(plan.devices[0].share_id, "share-a");
+  // No config: a child named as the netdev, without any address.
+  claim.configs.clear();
+  plan = BuildClaimPlan(claim, inventory_, options_, {}, host_state_);
+  ASSERT_EQ(plan.netdevs.size(), 1U);
+  EXPECT_EQ(plan.netdevs[0].pod_if_name, "gpu0rdma0");
+  EXPECT_TRUE(plan.netdevs[0].addresses.empty());
+  EXPECT_TRUE(plan.netdevs[0].routes.empty());
+  // A macvlan child may have a MAC of its own.
+  claim.configs.push_back(Opaque(R"({"interface":{"type":"macvlan","macvlan":{"mode":"vepa"},
+      "hardwareAddr":"02:00:00:00:aa:01"}})"));
+  plan = BuildClaimPlan(claim, inventory_, options_, {}, host_state_);
+  EXPECT_EQ(plan.netdevs[0].child_type, "macvlan");
+  EXPECT_EQ(plan.netdevs[0].child_mode, "vepa");
+  EXPECT_EQ(plan.netdevs[0].settings.mac, "02:00:00:00:aa:01");
+}
+
+// A device held alone gets a child where its config asks for one (DRANET's
+// interface.type: ipvlan, for a bond that must stay on the host).
+TEST_F(PlanBuilderTest, ADeviceHeldAloneGetsAChildWhenTheConfigAsks) {
+  inventory_[3].attributes[std::string(inventory::attr::kEncapsulation)] = std::string("ether");
+  auto claim = Claim("alone", {"pci-0000-84-00-0"});
+  claim.configs.push_back(Opaque(R"({"interface":{"type":"ipvlan","ipvlan":{"mode":"l3"},
+      "addresses":["192.168.1.60/24"]}})"));
+  auto plan = BuildClaimPlan(claim, inventory_, options_, {}, host_state_);
+  ASSERT_EQ(plan.netdevs.size(), 1U);
+  EXPECT_EQ(plan.netdevs[0].child_type, "ipvlan");
+  EXPECT_EQ(plan.netdevs[0].child_mode, "l3");
+  claim.configs = {Opaque(R"({"interface":{"type":"passthrough"}})")};
+  plan = BuildClaimPlan(claim, inventory_, options_, {}, host_state_);
+  EXPECT_EQ(plan.netdevs[0].child_type, "");  // moved, with the host's addresses
+  EXPECT_EQ(plan.netdevs[0].addresses, std::vector<std::string>{"192.168.1.2/32"});
+}
+
+TEST_F(PlanBuilderTest, AChildsProblemsAreRefusedAtPrepare) {
+  inventory_[3].attributes[std::string(inventory::attr::kEncapsulation)] = std::string("ether");
+  auto claim = Claim("bad", {"pci-0000-84-00-0"});
+  claim.results[0].share_id = "share-a";
+  claim.configs = {Opaque(R"({"interface":{"type":"passthrough"}})")};
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("device pci-0000-84-00-0 (share share-a): interface.type \"passthrough\" "
+                                        "moves the netdev into the pod, and a share leaves it on the host"));
+  claim.configs = {Opaque(R"({"interface":{"hardwareAddr":"02:00:00:00:aa:01","dhcp":true}})")};
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("(share share-a): interface.hardwareAddr: an IPVLAN child has its parent's "
+                                        "MAC; interface.type \"macvlan\" gives the pod an address of its own; "
+                                        "interface.dhcp: an IPVLAN child takes static addresses"));
+  claim.configs = {Opaque(R"({"interface":{"mtu":9000}})")};
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("config sets interface.mtu 9000 but netdev gpu0rdma0 has 8896, and a child's "
+                                        "MTU (ipvlan) is at most its parent's"));
+  // gpu1rdma0 is not Ethernet here (IPoIB): no child of it.
+  auto alone = Claim("ib", {"pci-0000-85-00-0"});
+  alone.configs = {Opaque(R"({"interface":{"type":"macvlan"}})")};
+  EXPECT_THAT(ErrorOf(alone), HasSubstr("config sets interface.type \"macvlan\" but netdev gpu1rdma0 is not "
+                                        "Ethernet"));
 }
 
 TEST(TopLevelRequest, StripsSubrequest) {

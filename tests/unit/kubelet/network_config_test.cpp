@@ -220,5 +220,56 @@ TEST(NetworkConfig, RdmaOnlyDevicesTakeNoNetworkFields) {
   EXPECT_EQ(bad, (std::vector<std::string>{"interface.mtu", "routes", "ethtool"}));
 }
 
+// interface.type and its children (DRANET's interface.type, ipvlan and
+// addressing; macvlan is ours).
+TEST(NetworkConfig, ReadsTheInterfaceTypeAndItsChildsMode) {
+  auto c = ParseNetworkConfig(R"({"interface":{"type":"ipvlan","ipvlan":{"mode":"l3s","flag":"bridge"},
+                                  "addressing":"static","addresses":["10.0.0.5/24"]}})");
+  EXPECT_EQ(c.interface.type, "ipvlan");
+  EXPECT_EQ(c.interface.ipvlan_mode, "l3s");
+  EXPECT_EQ(c.interface.addressing, "static");
+  c = ParseNetworkConfig(R"({"interface":{"type":"macvlan","macvlan":{"mode":"private"}}})");
+  EXPECT_EQ(c.interface.macvlan_mode, "private");
+  EXPECT_EQ(ParseNetworkConfig(R"({"interface":{"type":"passthrough"}})").interface.type, "passthrough");
+  // addressing: dhcp is dhcp: true.
+  EXPECT_EQ(ParseNetworkConfig(R"({"interface":{"addressing":"dhcp"}})").interface.dhcp, true);
+  EXPECT_EQ(ParseNetworkConfig(R"({"interface":{"addressing":"unnumbered"}})").interface.addressing, "unnumbered");
+}
+
+TEST(NetworkConfig, RejectsChildSettingsThatCannotHold) {
+  EXPECT_THAT(ErrorOf(R"({"interface":{"type":"vlan"}})"),
+              HasSubstr(R"(interface.type: "vlan" is not one of "passthrough", "ipvlan", "macvlan")"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"type":"ipvlan","ipvlan":{"mode":"l4"}}})"),
+              HasSubstr(R"(interface.ipvlan.mode: "l4" is not one of "l2", "l3", "l3s")"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"type":"ipvlan","ipvlan":{"flag":"vepa"}}})"),
+              HasSubstr(R"(interface.ipvlan.flag: "vepa" is not one of "bridge")"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"type":"ipvlan","ipvlan":{"mtu":1}}})"), HasSubstr("interface.ipvlan.mtu: unknown"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"ipvlan":{"mode":"l2"}}})"),
+              HasSubstr(R"(interface.ipvlan: needs interface.type "ipvlan")"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"type":"ipvlan","macvlan":{"mode":"vepa"}}})"),
+              HasSubstr(R"(interface.macvlan: needs interface.type "macvlan")"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"type":"macvlan","macvlan":{"mode":"passthru"}}})"),
+              HasSubstr("interface.macvlan.mode"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"addressing":"slaac"}})"), HasSubstr("interface.addressing"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"addressing":"dhcp","dhcp":false}})"), HasSubstr("contradict"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"addressing":"static","dhcp":true}})"), HasSubstr("contradict"));
+  EXPECT_THAT(ErrorOf(R"({"interface":{"addressing":"unnumbered","addresses":["10.0.0.5/24"]}})"),
+              HasSubstr(R"(addressing "unnumbered" and addresses cannot be used together)"));
+}
+
+TEST(NetworkConfig, AChildTakesNoMacOfItsOwnUnderIpvlanNoEthtoolNoDhcp) {
+  const auto config = ParseNetworkConfig(R"({"interface":{"hardwareAddr":"02:00:00:00:00:07","dhcp":true,
+      "disableEbpfPrograms":true,"mtu":1400,"arpIgnore":1},"ethtool":{"features":{"tso":false}}})");
+  const auto ipvlan = ProblemsForChild(config, "ipvlan");
+  ASSERT_EQ(ipvlan.size(), 4U);
+  EXPECT_THAT(ipvlan[0], HasSubstr("interface.hardwareAddr: an IPVLAN child has its parent's MAC"));
+  EXPECT_THAT(ipvlan[1], HasSubstr("ethtool:"));
+  EXPECT_THAT(ipvlan[2], HasSubstr("interface.disableEbpfPrograms:"));
+  EXPECT_THAT(ipvlan[3], HasSubstr("interface.dhcp: an IPVLAN child takes static addresses"));
+  EXPECT_EQ(ProblemsForChild(config, "macvlan").size(), 3U);  // a macvlan child has a MAC of its own
+  EXPECT_TRUE(ProblemsForChild(ParseNetworkConfig(R"({"interface":{"mtu":1400,"arpIgnore":1,"addresses":
+      ["10.0.0.5/24"]},"routes":[{"destination":"10.1.0.0/16","gateway":"10.0.0.1"}]})"), "ipvlan").empty());
+}
+
 }  // namespace
 }  // namespace dranet::kubelet

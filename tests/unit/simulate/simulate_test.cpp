@@ -5,6 +5,9 @@
 
 #include <algorithm>
 
+#include <sstream>
+
+#include "cel/share_policy.h"
 #include "node_fixtures.h"
 #include "simulate/simulate.h"
 
@@ -474,6 +477,144 @@ TEST(SchedulerSemantics, FirstAvailablePassesOverAnEntryOverTheLimit) {
   ASSERT_TRUE(r.allocated) << Joined(r.problems);
   EXPECT_TRUE(Allocated(r, "vfs/all").empty());
   EXPECT_EQ(Allocated(r, "vfs/four"), (std::vector<std::string>{"vf-100", "vf-101", "vf-102", "vf-103"}));
+}
+
+// Consumable capacity, on one node: mlx5_0 of the GB300 node shared by 2
+// (the share policy dranetd applies); the shipped templates hca-share (one
+// share, the default bandwidth) and hca-share-200g, allocated in order as
+// pods created one after the other.
+std::vector<TemplateResult> SharesOnOneNode(const std::string& templates, bool one_node = true) {
+  std::ostringstream quiet;
+  Logger log(quiet);
+  auto nics = Gb300Nics();
+  for (auto& d : nics) d.link_speed_mbps = 800000;  // NDR 800G ports
+  nics = cel::ApplySharePolicy(
+      cel::CompileSharePolicy(R"(device.attributes["dra.net"].rdmaDevice == "mlx5_0")", 2), nics, log);
+  const auto devices = FromInventory(nics, "gb300-node");
+  SimulateOptions options;
+  options.one_node = one_node;
+  auto results = Simulate(ParseClaimTemplates(templates), devices, {}, options);
+  // The devices die with this frame: keep only what the tests read.
+  for (auto& r : results)
+    for (auto& a : r.allocation) a.slice_device = nullptr;
+  return results;
+}
+
+std::string ShareTemplate(const std::string& name, const std::string& bandwidth = "") {
+  return ClaimTemplate(name, R"(      requests:
+      - name: hca
+        exactly:
+          deviceClassName: dranet
+          selectors:
+          - cel: {expression: 'device.attributes["dra.net"].rdma && device.allowMultipleAllocations'}
+)" + (bandwidth.empty() ? "" : "          capacity: {requests: {dra.net/bandwidth: \"" + bandwidth + "\"}}\n"));
+}
+
+TEST(ConsumableCapacity, SharesAreGivenOutUntilTheCountIsUsedUpOnOneNode) {
+  const auto results = SharesOnOneNode(ShareTemplate("share-a") + "---\n" + ShareTemplate("share-b") + "---\n" +
+                                       ShareTemplate("share-c") + "---\n" + ShareTemplate("share-d", "200"));
+  ASSERT_EQ(results.size(), 4u);
+  for (int i : {0, 1}) {
+    SCOPED_TRACE(results[i].template_name);
+    ASSERT_TRUE(results[i].allocated) << Joined(results[i].problems);
+    ASSERT_EQ(results[i].allocation.size(), 1u);
+    const auto& a = results[i].allocation[0];
+    EXPECT_EQ(a.device, "pci-0101-00-00-0");
+    EXPECT_TRUE(a.share);
+    EXPECT_EQ(a.consumed_capacity,
+              (std::map<std::string, std::string>{{"dra.net/bandwidth", "400"}, {"dra.net/shares", "1"}}));
+  }
+  // Both shares are taken: the third finds none, and says why.
+  EXPECT_FALSE(results[2].allocated);
+  ASSERT_EQ(results[2].problems.size(), 1u);
+  EXPECT_EQ(results[2].problems[0],
+            "the matching devices are held by the claims allocated before it, or have too little capacity left");
+  EXPECT_FALSE(results[3].allocated);
+}
+
+TEST(ConsumableCapacity, EachTemplateOnAnEmptyNodeGetsAShare) {
+  const auto results = SharesOnOneNode(ShareTemplate("a") + "---\n" + ShareTemplate("b") + "---\n" +
+                                       ShareTemplate("c"), /*one_node=*/false);
+  for (const auto& r : results) EXPECT_TRUE(r.allocated) << r.template_name;
+}
+
+// Bandwidth asked is rounded up to the policy's step and counted; a share
+// asking more than is left waits though a share remains.
+TEST(ConsumableCapacity, BandwidthIsCountedAsTheSchedulerCountsIt) {
+  auto results = SharesOnOneNode(ShareTemplate("big", "600") + "---\n" + ShareTemplate("small", "300") + "---\n" +
+                                 ShareTemplate("fits", "200"));
+  ASSERT_TRUE(results[0].allocated) << Joined(results[0].problems);
+  EXPECT_EQ(results[0].allocation[0].consumed_capacity.at("dra.net/bandwidth"), "600");
+  EXPECT_FALSE(results[1].allocated);  // 600 + 300 > 800
+  ASSERT_TRUE(results[2].allocated) << Joined(results[2].problems);
+  EXPECT_EQ(results[2].allocation[0].consumed_capacity.at("dra.net/bandwidth"), "200");
+  // More than the device has: no device matches, with the reason per device.
+  results = SharesOnOneNode(ShareTemplate("huge", "1000"));
+  EXPECT_FALSE(results[0].allocated);
+  bool named = false;
+  for (const auto& req : results[0].requests)
+    for (const auto& d : req.devices)
+      for (const auto& f : d.failures)
+        named = named || (d.device == "pci-0101-00-00-0" && f.where == "capacity.requests" &&
+                          f.reason == "dra.net/bandwidth 1000 is outside the device's request policy (from 1 to 800 "
+                                      "in steps of 1)");
+  EXPECT_TRUE(named);
+  // A capacity the device does not have.
+  results = SharesOnOneNode(ClaimTemplate("x", R"(      requests:
+      - name: hca
+        exactly:
+          deviceClassName: dranet
+          capacity: {requests: {dra.net/memory: "1"}}
+)"));
+  EXPECT_FALSE(results[0].allocated);
+}
+
+// Two requests of one claim may each hold a share of the same device; the
+// claim counts both against the capacity.
+TEST(ConsumableCapacity, TwoRequestsOfAClaimMayShareADevice) {
+  const auto results = SharesOnOneNode(ClaimTemplate("two", R"(      requests:
+      - name: first
+        exactly:
+          deviceClassName: dranet
+          selectors: [{cel: {expression: 'device.allowMultipleAllocations'}}]
+      - name: second
+        exactly:
+          deviceClassName: dranet
+          selectors: [{cel: {expression: 'device.allowMultipleAllocations'}}]
+)") + "---\n" + ShareTemplate("third"));
+  ASSERT_TRUE(results[0].allocated) << Joined(results[0].problems);
+  EXPECT_EQ(Allocated(results[0], "first"), std::vector<std::string>{"pci-0101-00-00-0"});
+  EXPECT_EQ(Allocated(results[0], "second"), std::vector<std::string>{"pci-0101-00-00-0"});
+  EXPECT_FALSE(results[1].allocated);  // both shares are the first claim's
+}
+
+// Devices held alone stay held on one node; a share's pod view names the
+// netdev it gets a child of, not one moved.
+TEST(ConsumableCapacity, OnOneNodeADeviceHeldAloneIsNotGivenTwiceAndAShareGetsAChild) {
+  std::ostringstream quiet;
+  Logger log(quiet);
+  auto nics = A4Nics();
+  for (auto& d : nics) d.attributes["dra.net/encapsulation"] = std::string("ether");
+  nics = cel::ApplySharePolicy(cel::CompileSharePolicy(R"(device.attributes["dra.net"].ifName == "gpu0rdma0")", 2),
+                               nics, log);
+  const auto devices = FromInventory(nics, "a4-node");
+  const std::string alone = ClaimTemplate(
+      "alone", "      requests:\n" + ExactRequest("nic", "dranet.net", 1, R"(device.attributes["dra.net"].ifName == "gpu1rdma0")"));
+  SimulateOptions options;
+  options.one_node = true;
+  const auto results = Simulate(
+      ParseClaimTemplates(alone + "---\n" + alone + "---\n" +
+                          ClaimTemplate("share", "      requests:\n" +
+                                                     ExactRequest("nic", "dranet.net", 1,
+                                                                  R"(device.allowMultipleAllocations)"))),
+      devices, {}, options);
+  ASSERT_TRUE(results[0].allocated);
+  EXPECT_EQ(results[0].pod.netdevs, std::vector<std::string>{"gpu1rdma0"});
+  EXPECT_FALSE(results[1].allocated);
+  ASSERT_TRUE(results[2].allocated) << Joined(results[2].problems);
+  EXPECT_TRUE(results[2].pod.netdevs.empty());
+  EXPECT_EQ(results[2].pod.child_parents, std::vector<std::string>{"gpu0rdma0"});
+  EXPECT_EQ(results[2].pod.env.at("NCCL_IB_HCA"), "=mlx5_0");
 }
 
 }  // namespace

@@ -79,9 +79,10 @@ TEST(PlanJson, PlansWithoutClaimConfigSettingsLookAsBefore) {
   plan.published_attributes.clear();
   plan.devices.pop_back();  // the adminAccess one
   plan.devices.pop_back();  // the share
+  plan.netdevs.pop_back();  // the child
   const auto json = PlansToJson({plan});
   for (const char* key : {"settings", "vrfName", "disableEbpfPrograms", "dhcpLease", "profiles", "publishedAttributes",
-                          "adminAccess", "shareID"})
+                          "adminAccess", "shareID", "childType", "childMode"})
     EXPECT_EQ(json.find(key), std::string::npos) << key;
   auto doc = Parse(json);
   EXPECT_EQ(PlansFromJson(doc), std::vector<inject::ClaimPlan>{plan});
@@ -96,6 +97,23 @@ TEST(PlanJson, PublishedAttributesAreKeptAsObjects) {
       << json;
   auto doc = Parse(json);
   EXPECT_EQ(PlansFromJson(doc)[0].published_attributes, SamplePlan("a").published_attributes);
+}
+
+TEST(PlanJson, AChildOfAnUnknownTypeOrModeIsRefused) {
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {R"("childType":"ipvlan")", R"("childType":"vlan")"}, {R"("childMode":"l2")", R"("childMode":"bridge")"}}) {
+    auto json = PlansToJson({SamplePlan("a")});
+    const auto at = json.find(from);
+    ASSERT_NE(at, std::string::npos) << json;
+    json.replace(at, from.size(), to);
+    auto doc = Parse(json);
+    try {
+      PlansFromJson(doc);
+      ADD_FAILURE() << "accepted " << to;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(from.substr(1, 9)), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(PlanJson, MistypedFieldIsNamed) {

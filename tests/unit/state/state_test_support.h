@@ -87,7 +87,15 @@ inline inject::ClaimPlan SamplePlan(const std::string& uid, const std::string& p
   n.vrf_table = 1234;
   n.disable_ebpf_programs = true;
   n.dhcp_lease = inject::DhcpLeaseRecord{"192.0.2.10/24", "192.0.2.1", "02:00:00:00:00:aa", "02:00:00:00:00:01"};
-  p.netdevs = {n};
+  // A second netdev: a share's IPVLAN child of another netdev.
+  inject::NetdevPlan child;
+  child.device_name = "pci-0000-8b-00-0";
+  child.host_if_name = "gpu1rdma0";
+  child.pod_if_name = "net1";
+  child.addresses = {"10.1.2.3/24"};
+  child.child_type = "ipvlan";
+  child.child_mode = "l2";
+  p.netdevs = {n, child};
   p.profiles = {{"pci-0000-8a-00-0", "gold", R"({"profile":"gold"})", "02:00:00:00:00:01", "0000:8a:00.0"}};
   p.published_attributes = {{"pci-0000-8a-00-0", R"({"dra.net/ifName":{"string":"gpu0rdma0"},"dra.net/mtu":{"int":9000},)"
                                                   R"("dra.net/rdma":{"bool":true}})"}};
