@@ -95,12 +95,21 @@ share_template child-a 192.168.1.40
 share_template child-b 192.168.1.41
 share_template child-c 192.168.1.42
 
-# has_child POD ADDRESS OTHER: net1 a child of $kind with ADDRESS and without
-# OTHER, the HCA's char devices, and the peer host reached over net1.
+# has_child POD ADDRESS OTHER: net1 a child of the node's gpu0rdma0 (its
+# iflink the netdev's ifindex; the netdev's MAC for IPVLAN, another for
+# macvlan) with ADDRESS and without OTHER, the HCA's char devices, and the
+# peer host reached over net1.
 has_child() {
-  local link addrs
-  link=$(k exec "$1" -- ip -d -o link show net1 2>&1) || fail "net1 is not in $1: $link"
-  [[ $link == *"$kind"* ]] || fail "net1 in $1 is not a $kind child: $link"
+  local link addrs iflink mac
+  link=$(k exec "$1" -- ip -o link show net1 2>&1) || fail "net1 is not in $1: $link"
+  iflink=$(k exec "$1" -- cat /sys/class/net/net1/iflink)
+  [[ $iflink == "$(cat /sys/class/net/gpu0rdma0/ifindex)" ]] || fail "net1 in $1 is not a child of gpu0rdma0: $link"
+  mac=$(k exec "$1" -- cat /sys/class/net/net1/address)
+  if [[ $kind == ipvlan ]]; then
+    [[ $mac == "$(cat /sys/class/net/gpu0rdma0/address)" ]] || fail "net1 in $1 has $mac, not gpu0rdma0's MAC"
+  else
+    [[ $mac != "$(cat /sys/class/net/gpu0rdma0/address)" ]] || fail "net1 in $1 has gpu0rdma0's MAC: not a macvlan child"
+  fi
   addrs=$(k exec "$1" -- ip -o -4 addr show)
   grep -q "net1 .*inet $2/32" <<<"$addrs" || fail "net1 in $1 lacks $2: $addrs"
   ! grep -q "$3" <<<"$addrs" || fail "$1 sees $3, the other share's address: $addrs"

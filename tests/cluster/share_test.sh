@@ -136,13 +136,13 @@ status=0
   >"$run/share-simulate.txt" 2>&1 || status=$?
 ((status == 3)) || fail "simulate exited $status (3: some template not allocated): $(cat "$run/share-simulate.txt")"
 got=$(grep -E '^template |^  hca: ' "$run/share-simulate.txt" | sed -E 's|^  hca: dra.net/([^ ]*) .*\[(.*)\]$|  \1 [\2]|')
-want="template a: allocated
+simulated="template a: allocated
   $device [a share, consumes dra.net/bandwidth $a_bandwidth, dra.net/shares $a_shares]
 template b: allocated
   $device [a share, consumes dra.net/bandwidth $b_bandwidth, dra.net/shares $b_shares]
 template c: NOT allocated
 template d: NOT allocated"
-[[ $got == "$want" ]] || fail "simulate --one-node differs from the scheduler: $(diff <(echo "$want") <(echo "$got"))"
+[[ $got == "$simulated" ]] || fail "simulate --one-node differs from the scheduler: $(diff <(echo "$simulated") <(echo "$got"))"
 log "   dranetctl simulate --one-node agrees: a and b share $device (1 share, 400 Gbit/s each), c and d wait"
 
 log "4. share-a deleted: share-c starts; share-b keeps its devices"
