@@ -58,6 +58,13 @@ uint16_t GetU16(std::span<const uint8_t> in, std::size_t at) {
 uint32_t GetU32(std::span<const uint8_t> in, std::size_t at) {
   return static_cast<uint32_t>(GetU16(in, at)) << 16 | GetU16(in, at + 2);
 }
+// Option 61's data: type 0 (not a hardware address), then the identifier.
+std::vector<uint8_t> ClientIdOption(const std::string& id) {
+  std::vector<uint8_t> data(id.size() + 1, 0);
+  for (std::size_t i = 0; i < id.size(); ++i) data[i + 1] = static_cast<uint8_t>(id[i]);
+  return data;
+}
+
 std::vector<uint8_t> U32Bytes(uint32_t v) {
   std::vector<uint8_t> out;
   PutU32(out, v);
@@ -434,8 +441,12 @@ std::optional<std::span<const uint8_t>> DhcpPayloadOf(std::span<const uint8_t> p
   return udp.subspan(kUdpHeaderBytes, udp_length - kUdpHeaderBytes);
 }
 
-DhcpExchange::DhcpExchange(std::string if_name, std::array<uint8_t, 6> mac, uint32_t xid)
-    : if_name_(std::move(if_name)), mac_(mac), xid_(xid), outgoing_(BuildDhcpMessage(Request(DhcpMessageType::kDiscover))) {}
+DhcpExchange::DhcpExchange(std::string if_name, std::array<uint8_t, 6> mac, uint32_t xid, std::string client_id)
+    : if_name_(std::move(if_name)),
+      mac_(mac),
+      xid_(xid),
+      client_id_(std::move(client_id)),
+      outgoing_(BuildDhcpMessage(Request(DhcpMessageType::kDiscover))) {}
 
 DhcpMessage DhcpExchange::Request(DhcpMessageType type) const {
   DhcpMessage m;
@@ -446,6 +457,7 @@ DhcpMessage DhcpExchange::Request(DhcpMessageType type) const {
   m.options[dhcp_option::kMessageType] = {static_cast<uint8_t>(type)};
   m.options[dhcp_option::kParameterRequestList] = {dhcp_option::kSubnetMask, dhcp_option::kLeaseTime,
                                                    dhcp_option::kClasslessStaticRoute};
+  if (!client_id_.empty()) m.options[dhcp_option::kClientId] = ClientIdOption(client_id_);
   if (offer_) {
     m.options[dhcp_option::kRequestedAddress] = U32Bytes(offer_->yiaddr);
     m.options[dhcp_option::kServerId] = offer_->options.at(dhcp_option::kServerId);
@@ -492,6 +504,7 @@ std::optional<DhcpLease> DhcpExchange::OnReply(std::span<const uint8_t> payload,
   lease.server_id = FormatIpv4(*server);
   lease.server_mac = source_mac;
   lease.client_mac = FormatMac(mac_);
+  lease.client_id = client_id_;
   return lease;
 }
 
@@ -510,6 +523,7 @@ std::vector<uint8_t> BuildDhcpRelease(const std::string& if_name, const DhcpLeas
   m.chaddr = *mac;
   m.options[dhcp_option::kMessageType] = {static_cast<uint8_t>(DhcpMessageType::kRelease)};
   m.options[dhcp_option::kServerId] = U32Bytes(*server);
+  if (!lease.client_id.empty()) m.options[dhcp_option::kClientId] = ClientIdOption(lease.client_id);
   return BuildDhcpMessage(m);
 }
 
@@ -518,12 +532,12 @@ namespace {
 // The conversation of RequestDhcpLease on a bound socket of a link that is up.
 DhcpLease Converse(const PacketSocket& s, const std::string& if_name, const std::string& context,
                    std::chrono::milliseconds timeout, std::chrono::steady_clock::time_point deadline,
-                   std::stop_token stop) {
+                   std::stop_token stop, const std::string& client_id) {
   const UniqueFd stop_event(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (stop_event.get() < 0) ThrowErrno(context, "creating an eventfd");
   const std::stop_callback wake_on_stop(stop, [&stop_event] { (void)::eventfd_write(stop_event.get(), 1); });
 
-  DhcpExchange exchange(if_name, s.mac, RandomXid());
+  DhcpExchange exchange(if_name, s.mac, RandomXid(), client_id);
   std::vector<uint8_t> receive_buffer(65536);
   std::string last_send_error;
   auto send_outgoing = [&] {
@@ -581,7 +595,8 @@ DhcpLease Converse(const PacketSocket& s, const std::string& if_name, const std:
 
 }  // namespace
 
-DhcpLease RequestDhcpLease(const std::string& if_name, std::chrono::milliseconds timeout, std::stop_token stop) {
+DhcpLease RequestDhcpLease(const std::string& if_name, std::chrono::milliseconds timeout, std::stop_token stop,
+                           const std::string& client_id) {
   const std::string context = "DHCP on " + if_name;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   PacketSocket s = OpenPacketSocket(if_name, context);
@@ -593,7 +608,7 @@ DhcpLease RequestDhcpLease(const std::string& if_name, std::chrono::milliseconds
     if (::bind(s.fd.get(), reinterpret_cast<const sockaddr*>(&local), sizeof local) != 0) {
       ThrowErrno(context, "binding the packet socket");
     }
-    return Converse(s, if_name, context, timeout, deadline, std::move(stop));
+    return Converse(s, if_name, context, timeout, deadline, std::move(stop), client_id);
   } catch (const InjectError& e) {
     const std::string restore_failure = link.PutBackDown();
     if (restore_failure.empty()) throw;

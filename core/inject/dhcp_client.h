@@ -57,6 +57,8 @@ struct DhcpLease {
   uint32_t lease_seconds = 0; // option 51, at least kMinDhcpLeaseSeconds; 0xffffffff = infinite;
                               // 0 = not sent (RFC 2131 requires it; without it nothing says when the
                               // server reuses the address, and the lease is taken as it is)
+  std::string client_id = {};  // option 61 the lease was requested with (its identifier after the
+                               // type byte 0); empty: none sent, the server keys the lease by chaddr
   friend bool operator==(const DhcpLease&, const DhcpLease&) = default;
 };
 
@@ -75,8 +77,12 @@ inline constexpr uint32_t kMinDhcpLeaseSeconds = 60;
 // interface and the step: no such interface, not Ethernet, no offer or no
 // acknowledgement within the timeout (with the last offer passed over and
 // why), stopped, a NAK, an ACK refused as unusable (see the top of this file).
+//
+// `client_id` (not empty): sent as option 61 (type 0, then the identifier),
+// so that several leases can be held on one interface, as each IPVLAN child
+// of a netdev has the netdev's MAC; the lease records it for the release.
 DhcpLease RequestDhcpLease(const std::string& if_name, std::chrono::milliseconds timeout,
-                           std::stop_token stop = {});
+                           std::stop_token stop = {}, const std::string& client_id = {});
 
 // Sends one DHCPRELEASE for `lease` out of `if_name` (calling thread's
 // namespace): from the leased address to the server id, framed to
@@ -111,6 +117,7 @@ inline constexpr uint8_t kMessageType = 53;
 inline constexpr uint8_t kServerId = 54;
 inline constexpr uint8_t kParameterRequestList = 55;
 inline constexpr uint8_t kMessage = 56;
+inline constexpr uint8_t kClientId = 61;
 inline constexpr uint8_t kClasslessStaticRoute = 121;
 }  // namespace dhcp_option
 
@@ -163,7 +170,8 @@ std::optional<std::span<const uint8_t>> DhcpPayloadOf(std::span<const uint8_t> p
 // send and what to make of each reply. The first usable offer is taken.
 class DhcpExchange {
  public:
-  DhcpExchange(std::string if_name, std::array<uint8_t, 6> mac, uint32_t xid);
+  // `client_id`: option 61's identifier (type 0), sent when not empty.
+  DhcpExchange(std::string if_name, std::array<uint8_t, 6> mac, uint32_t xid, std::string client_id = {});
 
   // The UDP payload to (re)send now: the DISCOVER, then the REQUEST once an
   // offer was taken.
@@ -191,6 +199,7 @@ class DhcpExchange {
   std::string if_name_;
   std::array<uint8_t, 6> mac_;
   uint32_t xid_;
+  std::string client_id_;
   std::optional<DhcpMessage> offer_;
   std::vector<uint8_t> outgoing_;
   std::string ignored_offer_;

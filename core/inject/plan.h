@@ -88,6 +88,7 @@ struct DhcpLeaseRecord {
   std::string server_id;   // the server that granted it
   std::string server_mac;  // where the RELEASE is framed to
   std::string client_mac;  // chaddr of the exchange
+  std::string client_id = {};  // option 61 of the exchange (a child's lease); empty: none
   friend bool operator==(const DhcpLeaseRecord&, const DhcpLeaseRecord&) = default;
 };
 

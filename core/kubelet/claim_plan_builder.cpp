@@ -258,17 +258,21 @@ void RecordHostSysctls(const HostAccess& host, const std::string& if_name, injec
   if (const auto forwarding = differs("forwarding")) was.forwarding = *forwarding != 0;
 }
 
-// A DHCP lease for the netdev (interface.dhcp), recorded for release.
+// A DHCP lease for the netdev (interface.dhcp), recorded for release. A
+// child asks on its parent with a client identifier of its own
+// (`client_id`): an IPVLAN child has the parent's MAC, which the netdev's
+// own lease (the host's) is keyed by.
 void LeaseAddress(const HostAccess& host, inject::NetdevPlan& netdev, std::vector<inject::Route>& own_routes,
-                  const std::string& where, std::stop_token stop) {
+                  const std::string& where, const std::string& client_id, std::stop_token stop) {
   if (!host.request_dhcp) throw PrepareError(where + ": config sets interface.dhcp but this node has no DHCP client");
   inject::DhcpLease lease;
   try {
-    lease = host.request_dhcp(netdev.host_if_name, stop);
+    lease = host.request_dhcp(netdev.host_if_name, stop, client_id);
   } catch (const std::exception& e) {
     throw PrepareError(where + ": DHCP: " + e.what());
   }
-  netdev.dhcp_lease = inject::DhcpLeaseRecord{lease.address, lease.server_id, lease.server_mac, lease.client_mac};
+  netdev.dhcp_lease =
+      inject::DhcpLeaseRecord{lease.address, lease.server_id, lease.server_mac, lease.client_mac, lease.client_id};
   netdev.addresses = {lease.address};
   for (auto route : lease.routes) {
     if (route.gateway.empty()) route.scope = 253;  // on-link
@@ -519,6 +523,7 @@ std::vector<std::string> ReleaseClaimResources(const inject::ClaimPlan& plan, co
       lease.server_id = netdev.dhcp_lease->server_id;
       lease.server_mac = netdev.dhcp_lease->server_mac;
       lease.client_mac = netdev.dhcp_lease->client_mac;
+      lease.client_id = netdev.dhcp_lease->client_id;
       host.release_dhcp(netdev.host_if_name, lease, stop);
     } catch (const std::exception& e) {
       failures.push_back("releasing DHCP lease " + netdev.dhcp_lease->address + " of " + netdev.host_if_name + ": " +
@@ -693,10 +698,14 @@ void BuildPlanInto(inject::ClaimPlan& plan, const kube::ResourceClaim& claim,
                            netdev.child_type + ") is at most its parent's");
       if (config && !config->interface.addresses.empty()) {
         netdev.addresses = config->interface.addresses;
+      } else if (config && config->interface.dhcp.value_or(false)) {
+        // A child's identifier: the claim and device it is for, and the share.
+        const std::string client_id =
+            child ? "dranet/" + claim.uid + "/" + device.name + (result.share_id.empty() ? "" : "/" + result.share_id)
+                  : "";
+        LeaseAddress(host, netdev, own.routes, where, client_id, stop);
       } else if (child || (config && config->interface.addressing == "unnumbered")) {
         // A child never takes the host's addresses: they stay on the netdev.
-      } else if (config && config->interface.dhcp.value_or(false)) {
-        LeaseAddress(host, netdev, own.routes, where, stop);
       } else {
         for (int family : {AF_INET, AF_INET6})
           for (auto& a : inventory::GlobalUnicastAddresses(netdev.host_state.addresses, family))

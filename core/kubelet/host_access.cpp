@@ -21,8 +21,8 @@ HostAccess LiveHostAccess(HostNetworkReader reader, std::shared_ptr<ProfileProvi
     const auto sock = inject::NetlinkSocketIn(ns, NETLINK_ROUTE);
     return inject::VrfUnsupportedReason(sock.get());
   };
-  host.request_dhcp = [](const std::string& if_name, std::stop_token stop) {
-    return inject::RequestDhcpLease(if_name, kDhcpTimeout, stop);
+  host.request_dhcp = [](const std::string& if_name, std::stop_token stop, const std::string& client_id) {
+    return inject::RequestDhcpLease(if_name, kDhcpTimeout, stop, client_id);
   };
   host.release_dhcp = [](const std::string& if_name, const inject::DhcpLease& lease, std::stop_token stop) {
     inject::ReleaseDhcpLease(if_name, lease, stop);

@@ -48,8 +48,10 @@ struct HostAccess {
   // "" when VRF devices can be created, else why not.
   std::function<std::string()> vrf_unsupported;
   // A DHCP lease for a host netdev (inject/dhcp_client.h), given up once
-  // `stop` is requested; throws.
-  std::function<inject::DhcpLease(const std::string& if_name, std::stop_token stop)> request_dhcp;
+  // `stop` is requested; throws. `client_id` (option 61) not empty: a
+  // lease of its own beside the netdev's (a child interface's).
+  std::function<inject::DhcpLease(const std::string& if_name, std::stop_token stop, const std::string& client_id)>
+      request_dhcp;
   // Releases a lease (best effort; throws when it cannot be sent, or when
   // `stop` is requested before it was).
   std::function<void(const std::string& if_name, const inject::DhcpLease& lease, std::stop_token stop)> release_dhcp;

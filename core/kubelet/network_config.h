@@ -130,7 +130,8 @@ std::vector<std::string> FieldsNotForRdmaOnly(const NetworkConfig& config);
 
 // What `config` sets that a child interface of `child_type` ("ipvlan",
 // "macvlan") cannot have, one sentence each: a MAC of its own (ipvlan),
-// ethtool settings, BPF detaching, DHCP.
+// ethtool settings, BPF detaching, DHCP (macvlan: its MAC is the kernel's
+// choice at pod start; an IPVLAN child's lease is asked for on its parent).
 std::vector<std::string> ProblemsForChild(const NetworkConfig& config, const std::string& child_type);
 
 }  // namespace dranet::kubelet

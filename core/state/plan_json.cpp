@@ -176,6 +176,7 @@ void WritePlan(Writer& w, const ClaimPlan& p) {
       Str(w, "serverID", n.dhcp_lease->server_id);
       Str(w, "serverMAC", n.dhcp_lease->server_mac);
       Str(w, "clientMAC", n.dhcp_lease->client_mac);
+      if (!n.dhcp_lease->client_id.empty()) Str(w, "clientID", n.dhcp_lease->client_id);
       w.EndObject();
     }
     Str(w, "rdmaDevice", n.rdma_device);
@@ -429,6 +430,7 @@ ClaimPlan ReadPlan(const rapidjson::Value& o, const std::string& where) {
       const std::string lw = w + ".dhcpLease";
       np.dhcp_lease = inject::DhcpLeaseRecord{GetStr(lease, lw, "address"), GetStr(lease, lw, "serverID"),
                                               GetStr(lease, lw, "serverMAC"), GetStr(lease, lw, "clientMAC")};
+      if (lease.HasMember("clientID")) np.dhcp_lease->client_id = GetStr(lease, lw, "clientID");
     }
     np.rdma_device = GetStr(n, w, "rdmaDevice");
     const auto& exclusive = Field(n, w, "rdmaExclusive");

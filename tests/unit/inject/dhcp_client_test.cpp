@@ -622,6 +622,25 @@ TEST(DhcpReleaseTest, ReleasesTheLeasedAddressToTheServer) {
   EXPECT_EQ(release->chaddr, kClientMac);
   EXPECT_EQ(release->flags, 0);
   EXPECT_EQ(release->AddressOption(dhcp_option::kServerId), kServer);
+  EXPECT_FALSE(release->options.contains(dhcp_option::kClientId));
+}
+
+// A client identifier (a child interface's lease on its parent): option 61,
+// type 0 then the identifier, in the DISCOVER, the REQUEST, the lease and
+// its RELEASE.
+TEST(DhcpExchangeTest, AClientIdentifierGoesIntoEveryMessageAndTheLease) {
+  const std::vector<uint8_t> option{0, 'c', 'h', 'i', 'l', 'd', '/', '1'};
+  DhcpExchange exchange("eth7", kClientMac, kXid, "child/1");
+  EXPECT_EQ(Sent(exchange).options.at(dhcp_option::kClientId), option);
+  EXPECT_FALSE(Feed(exchange, Reply(DhcpMessageType::kOffer)));
+  EXPECT_EQ(Sent(exchange).options.at(dhcp_option::kClientId), option);
+  const auto lease = Feed(exchange, Reply(DhcpMessageType::kAck));
+  ASSERT_TRUE(lease);
+  EXPECT_EQ(lease->client_id, "child/1");
+  const auto release = ParseDhcpMessage(BuildDhcpRelease("eth7", *lease, kXid));
+  ASSERT_TRUE(release);
+  EXPECT_EQ(release->options.at(dhcp_option::kClientId), option);
+  EXPECT_FALSE(Sent(DhcpExchange("eth7", kClientMac, kXid)).options.contains(dhcp_option::kClientId));
 }
 
 TEST(DhcpReleaseTest, ALeaseThatDoesNotParseFailsNamingTheInterface) {
@@ -719,9 +738,10 @@ class DnsmasqTest : public ::testing::Test {
     RunInNetns(OpenNetns("/var/run/netns/" + client_ns_), fn);
   }
 
-  DhcpLease Request(std::chrono::milliseconds timeout = kTimeout, std::stop_token stop = {}) {
+  DhcpLease Request(std::chrono::milliseconds timeout = kTimeout, std::stop_token stop = {},
+                    const std::string& client_id = {}) {
     DhcpLease lease;
-    InClient([&] { lease = RequestDhcpLease("dhc0", timeout, stop); });
+    InClient([&] { lease = RequestDhcpLease("dhc0", timeout, stop, client_id); });
     return lease;
   }
 
@@ -768,6 +788,26 @@ TEST_F(DnsmasqTest, ASingleAddressRangeHoldsOneLeaseUntilReleased) {
   } catch (const InjectError& e) {
     EXPECT_TRUE(Contains(e.what(), "no offer within")) << e.what();
   }
+}
+
+// Two client identifiers on one interface (one MAC) are two clients to the
+// server: the single-address range gives the second nothing until the
+// first's lease, released under its identifier, is free.
+TEST_F(DnsmasqTest, AClientIdentifierIsALeaseOfItsOwnOnTheSameInterface) {
+  StartDnsmasq();
+  SetClientUp();
+  const DhcpLease first = Request(kTimeout, {}, "dranet/claim-a/dev/share-a");
+  EXPECT_EQ(first.address, "192.0.2.50/24");
+  EXPECT_EQ(first.client_id, "dranet/claim-a/dev/share-a");
+  try {
+    Request(std::chrono::milliseconds(2500), {}, "dranet/claim-b/dev/share-b");
+    FAIL() << "a second identifier got the single address the first holds";
+  } catch (const InjectError& e) {
+    EXPECT_TRUE(Contains(e.what(), "no offer within")) << e.what();
+  }
+  InClient([&] { ReleaseDhcpLease("dhc0", first); });
+  EXPECT_TRUE(Eventually([&] { return !Contains(Leases(), "192.0.2.50"); })) << "still leased:\n" << Leases();
+  EXPECT_EQ(Request(kTimeout, {}, "dranet/claim-b/dev/share-b").address, "192.0.2.50/24");
 }
 
 TEST_F(DnsmasqTest, RequestsAsSoonAsOffered) {

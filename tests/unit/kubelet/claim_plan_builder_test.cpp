@@ -420,18 +420,20 @@ class PlanBuilderConfigTest : public PlanBuilderTest {
       return if_name == "gpu0rdma0" && key == "arp_announce" ? 1 : 0;
     };
     host_.vrf_unsupported = [this] { return vrf_reason_; };
-    host_.request_dhcp = [this](const std::string& if_name, std::stop_token) {
-      events_.push_back("lease " + if_name);
+    host_.request_dhcp = [this](const std::string& if_name, std::stop_token, const std::string& client_id) {
+      events_.push_back("lease " + if_name + (client_id.empty() ? "" : " as " + client_id));
       inject::DhcpLease lease;
       lease.address = "192.0.2.10/24";
       lease.server_id = "192.0.2.1";
       lease.server_mac = "02:00:00:00:00:aa";
       lease.client_mac = "02:00:00:00:00:00";
+      lease.client_id = client_id;
       lease.routes = {{"10.20.0.0/16", "192.0.2.1", "", 0, 0, 0, 0}, {"192.0.2.128/25", "", "", 0, 0, 0, 0}};
       return lease;
     };
     host_.release_dhcp = [this](const std::string& if_name, const inject::DhcpLease& lease, std::stop_token) {
-      events_.push_back("release " + if_name + " " + lease.address + " to " + lease.server_id);
+      events_.push_back("release " + if_name + " " + lease.address + " to " + lease.server_id +
+                        (lease.client_id.empty() ? "" : " as " + lease.client_id));
     };
     host_.profiles = profiles_;
   }
@@ -556,6 +558,26 @@ TEST_F(PlanBuilderConfigTest, DhcpLeaseGivesTheAddressAndClasslessRoutesAndIsRel
   two.configs = {Opaque(R"({"interface":{"dhcp":true}})"), Opaque(R"({"interface":{"name":"net1"}})")};
   EXPECT_THAT(BuildError(two), HasSubstr("is used by another device"));
   EXPECT_EQ(events_, (std::vector<std::string>{"lease gpu0rdma0", "release gpu0rdma0 192.0.2.10/24 to 192.0.2.1"}));
+}
+
+// An IPVLAN child's lease is asked for on its parent under a client
+// identifier of its own (the claim, the device, the share), and released
+// under it.
+TEST_F(PlanBuilderConfigTest, AnIpvlanChildsLeaseIsItsOwnUnderAClientIdentifier) {
+  inventory_[3].attributes[std::string(inventory::attr::kEncapsulation)] = std::string("ether");
+  auto claim = Claim("child", {"pci-0000-84-00-0"});
+  claim.results[0].share_id = "share-a";
+  claim.configs.push_back(Opaque(R"({"interface":{"addressing":"dhcp"}})"));
+  const auto plan = Build(claim);
+  const auto& n = plan.netdevs.at(0);
+  EXPECT_EQ(n.child_type, "ipvlan");
+  EXPECT_EQ(n.addresses, std::vector<std::string>{"192.0.2.10/24"});
+  ASSERT_TRUE(n.dhcp_lease);
+  EXPECT_EQ(n.dhcp_lease->client_id, "dranet/uid-child/pci-0000-84-00-0/share-a");
+  EXPECT_EQ(n.routes.size(), 2u);  // the lease's, not the host's
+  EXPECT_EQ(events_, std::vector<std::string>{"lease gpu0rdma0 as dranet/uid-child/pci-0000-84-00-0/share-a"});
+  EXPECT_TRUE(ReleaseClaimResources(plan, host_).empty());
+  EXPECT_EQ(events_.back(), "release gpu0rdma0 192.0.2.10/24 to 192.0.2.1 as dranet/uid-child/pci-0000-84-00-0/share-a");
 }
 
 TEST_F(PlanBuilderConfigTest, ProfileAnswerIsMergedOnTopAndReleasedWithTheSameRequest) {
@@ -817,8 +839,10 @@ TEST_F(PlanBuilderTest, AChildsProblemsAreRefusedAtPrepare) {
                                         "moves the netdev into the pod, and a share leaves it on the host"));
   claim.configs = {Opaque(R"({"interface":{"hardwareAddr":"02:00:00:00:aa:01","dhcp":true}})")};
   EXPECT_THAT(ErrorOf(claim), HasSubstr("(share share-a): interface.hardwareAddr: an IPVLAN child has its parent's "
-                                        "MAC; interface.type \"macvlan\" gives the pod an address of its own; "
-                                        "interface.dhcp: an IPVLAN child takes static addresses"));
+                                        "MAC; interface.type \"macvlan\" gives the pod an address of its own"));
+  claim.configs = {Opaque(R"({"interface":{"type":"macvlan","dhcp":true}})")};
+  EXPECT_THAT(ErrorOf(claim), HasSubstr("(share share-a): interface.dhcp: a macvlan child takes static addresses "
+                                        "(interface.addresses) or none; an IPVLAN child can have a DHCP lease"));
   claim.configs = {Opaque(R"({"interface":{"mtu":9000}})")};
   EXPECT_THAT(ErrorOf(claim), HasSubstr("config sets interface.mtu 9000 but netdev gpu0rdma0 has 8896, and a child's "
                                         "MTU (ipvlan) is at most its parent's"));

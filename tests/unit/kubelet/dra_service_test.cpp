@@ -100,7 +100,7 @@ class DraServiceTest : public ::testing::Test {
     };
     deps.netdevs = netdevs_;
     // The host as the netdev devices of the inventory have it.
-    deps.host.request_dhcp = [this](const std::string& if_name, std::stop_token stop) {
+    deps.host.request_dhcp = [this](const std::string& if_name, std::stop_token stop, const std::string&) {
       if (dhcp_) return dhcp_(if_name, stop);
       inject::DhcpLease lease;
       lease.address = "192.0.2.10/24";

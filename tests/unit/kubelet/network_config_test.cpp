@@ -257,16 +257,17 @@ TEST(NetworkConfig, RejectsChildSettingsThatCannotHold) {
               HasSubstr(R"(addressing "unnumbered" and addresses cannot be used together)"));
 }
 
-TEST(NetworkConfig, AChildTakesNoMacOfItsOwnUnderIpvlanNoEthtoolNoDhcp) {
+TEST(NetworkConfig, AChildTakesNoMacOfItsOwnUnderIpvlanNoEthtoolAndNoLeaseUnderMacvlan) {
   const auto config = ParseNetworkConfig(R"({"interface":{"hardwareAddr":"02:00:00:00:00:07","dhcp":true,
       "disableEbpfPrograms":true,"mtu":1400,"arpIgnore":1},"ethtool":{"features":{"tso":false}}})");
-  const auto ipvlan = ProblemsForChild(config, "ipvlan");
-  ASSERT_EQ(ipvlan.size(), 4U);
+  const auto ipvlan = ProblemsForChild(config, "ipvlan");  // its lease is asked for on its parent
+  ASSERT_EQ(ipvlan.size(), 3U);
   EXPECT_THAT(ipvlan[0], HasSubstr("interface.hardwareAddr: an IPVLAN child has its parent's MAC"));
   EXPECT_THAT(ipvlan[1], HasSubstr("ethtool:"));
   EXPECT_THAT(ipvlan[2], HasSubstr("interface.disableEbpfPrograms:"));
-  EXPECT_THAT(ipvlan[3], HasSubstr("interface.dhcp: an IPVLAN child takes static addresses"));
-  EXPECT_EQ(ProblemsForChild(config, "macvlan").size(), 3U);  // a macvlan child has a MAC of its own
+  const auto macvlan = ProblemsForChild(config, "macvlan");  // a MAC of its own, no lease
+  ASSERT_EQ(macvlan.size(), 3U);
+  EXPECT_THAT(macvlan[2], HasSubstr("interface.dhcp: a macvlan child takes static addresses"));
   EXPECT_TRUE(ProblemsForChild(ParseNetworkConfig(R"({"interface":{"mtu":1400,"arpIgnore":1,"addresses":
       ["10.0.0.5/24"]},"routes":[{"destination":"10.1.0.0/16","gateway":"10.0.0.1"}]})"), "ipvlan").empty());
 }

@@ -95,6 +95,8 @@ inline inject::ClaimPlan SamplePlan(const std::string& uid, const std::string& p
   child.addresses = {"10.1.2.3/24"};
   child.child_type = "ipvlan";
   child.child_mode = "l2";
+  child.dhcp_lease = inject::DhcpLeaseRecord{"10.1.2.3/24", "10.1.2.1", "02:00:00:00:00:bb", "02:00:00:00:00:02",
+                                             "dranet/claim/pci-0000-8b-00-0/share"};
   p.netdevs = {n, child};
   p.profiles = {{"pci-0000-8a-00-0", "gold", R"({"profile":"gold"})", "02:00:00:00:00:01", "0000:8a:00.0"}};
   p.published_attributes = {{"pci-0000-8a-00-0", R"({"dra.net/ifName":{"string":"gpu0rdma0"},"dra.net/mtu":{"int":9000},)"
