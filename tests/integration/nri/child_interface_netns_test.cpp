@@ -191,6 +191,31 @@ TEST_F(ChildInterfaceNetnsTest, AMacvlanChildHasTheClaimsMacMtuModeAndRoutes) {
   EXPECT_EQ(HostSummary(), host_before_);
 }
 
+// A restarted dranetd adopting the running pod takes its child as it is
+// (no second one), and the pod's stop deletes it; a pod that started while
+// dranetd was away gets its child at adoption.
+TEST_F(ChildInterfaceNetnsTest, AnAdoptedPodsChildIsTakenAgainAndDeletedAtStop) {
+  const auto plan = Prepare(Claim("a", "share-a", R"({"interface":{)" + TypeField() + R"("name":"net1","addresses":[")" +
+                                                     net_ + R"(11/24"]}})", "pod-a"));
+  {
+    inject::NetnsMover before_restart({}, log_);
+    before_restart.AttachNetdevs(Pod(0), {plan});
+  }
+  const std::string child_before = Capture("ip -n " + pods_[0] + " -o link show net1");
+  inject::NetnsMover mover({}, log_);
+  mover.AdoptPod(Pod(0), {plan});
+  EXPECT_EQ(Capture("ip -n " + pods_[0] + " -o link show net1"), child_before) << "the child was made again";
+  ASSERT_EQ(mover.HeldNetdevs().size(), 1u);
+  EXPECT_NE(mover.HeldNetdevs()[0].pod_ifindex, 0) << "the child's index in the pod is known again";
+  mover.DetachNetdevs(Pod(0), {plan});
+  EXPECT_THAT(Capture("ip -n " + pods_[0] + " link"), Not(HasSubstr("net1")));
+  // Started while dranetd was away: adoption makes its child.
+  mover.AdoptPod(Pod(0), {plan});
+  EXPECT_TRUE(Reaches(pods_[0], net_ + "1"));
+  mover.DetachNetdevs(Pod(0), {plan});
+  EXPECT_EQ(HostSummary(), host_before_);
+}
+
 // An interface of the pod's own under the child's name is refused before
 // anything is created, and never deleted as if it were the child.
 TEST_F(ChildInterfaceNetnsTest, AnInterfaceOfThePodsOwnUnderTheNameIsNeverTaken) {

@@ -828,6 +828,10 @@ TEST_F(PlanBuilderTest, ADeviceHeldAloneGetsAChildWhenTheConfigAsks) {
   plan = BuildClaimPlan(claim, inventory_, options_, {}, host_state_);
   EXPECT_EQ(plan.netdevs[0].child_type, "");  // moved, with the host's addresses
   EXPECT_EQ(plan.netdevs[0].addresses, std::vector<std::string>{"192.168.1.2/32"});
+  // addressing: unnumbered moves it without any address.
+  claim.configs = {Opaque(R"({"interface":{"type":"passthrough","addressing":"unnumbered"}})")};
+  plan = BuildClaimPlan(claim, inventory_, options_, {}, host_state_);
+  EXPECT_TRUE(plan.netdevs[0].addresses.empty());
 }
 
 TEST_F(PlanBuilderTest, AChildsProblemsAreRefusedAtPrepare) {

@@ -412,5 +412,91 @@ spec: {spec: {devices: {requests: [{name: a, exactly: {deviceClassName: c, alloc
                InputError);
 }
 
+// A slice with a shared device as the API serves it (allowMultipleAllocations,
+// capacities with request policies) and a template asking capacity: read as
+// the scheduler reads them, and allocated on one node until a capacity runs
+// out (here bandwidth: 300 + 300 + 300 > 800).
+TEST(SliceInputs, ConsumableCapacityIsReadFromSlicesAndTemplates) {
+  const SliceInput in = ReadResourceSlices(R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node-a-dra.net}
+spec:
+  driver: dra.net
+  nodeName: node-a
+  pool: {name: node-a, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: nic-0
+    allowMultipleAllocations: true
+    attributes:
+      rdma: {bool: true}
+    capacity:
+      bandwidth:
+        value: "800"
+        requestPolicy: {default: "100", validRange: {min: "1", max: "800", step: "100"}}
+      shares:
+        value: "8"
+        requestPolicy: {default: "1", validValues: ["1", "2", "4"]}
+  - name: nic-1
+    attributes:
+      rdma: {bool: true}
+)");
+  ASSERT_EQ(in.devices.size(), 2u);
+  const SliceDevice& shared = in.devices[0];
+  EXPECT_TRUE(shared.allow_multiple_allocations);
+  EXPECT_FALSE(in.devices[1].allow_multiple_allocations);
+  EXPECT_EQ(shared.capacity.at("dra.net/bandwidth"), "800");
+  const auto& bandwidth = shared.request_policies.at("dra.net/bandwidth");
+  EXPECT_EQ(bandwidth.default_value, 100);
+  EXPECT_EQ(bandwidth.min, 1);
+  EXPECT_EQ(bandwidth.max, 800);
+  EXPECT_EQ(bandwidth.step, 100);
+  EXPECT_EQ(shared.request_policies.at("dra.net/shares").valid_values, (std::vector<long double>{1, 2, 4}));
+
+  const std::string share = R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: NAME}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: nic
+        exactly:
+          deviceClassName: dra.net
+          selectors: [{cel: {expression: 'device.allowMultipleAllocations'}}]
+          capacity: {requests: {dra.net/bandwidth: "250", dra.net/shares: "3"}}
+)";
+  std::string templates;
+  for (const char* name : {"a", "b", "c"}) {
+    std::string t = share;
+    t.replace(t.find("NAME"), 4, name);
+    templates += (templates.empty() ? "" : "---\n") + t;
+  }
+  const auto parsed = ParseClaimTemplates(templates);
+  ASSERT_EQ(parsed.size(), 3u);
+  EXPECT_EQ(parsed[0].requests[0].choices[0].capacity_requests.at("dra.net/bandwidth"), "250");
+  SimulateOptions options;
+  options.one_node = true;
+  const auto results = Simulate(parsed, in.devices, {}, options);
+  // 250 rounds up to 301 (from 1 in steps of 100); 3 shares up to the next valid value, 4.
+  ASSERT_TRUE(results[0].allocated);
+  EXPECT_EQ(results[0].allocation[0].consumed_capacity,
+            (std::map<std::string, std::string>{{"dra.net/bandwidth", "301"}, {"dra.net/shares", "4"}}));
+  EXPECT_TRUE(results[1].allocated);
+  EXPECT_FALSE(results[2].allocated);  // 3 x 301 > 800 (and 3 x 4 shares > 8)
+  EXPECT_EQ(ErrorOf(R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+spec:
+  driver: dra.net
+  pool: {name: p}
+  devices:
+  - name: d
+    capacity:
+      x: {value: "1", requestPolicy: {default: "many"}}
+)", "slices.yaml"), "slices.yaml: ResourceSlice (document 1): device d capacity dra.net/x requestPolicy.default: \"many\" is not a quantity");
+}
+
 }  // namespace
 }  // namespace dranet::simulate
