@@ -39,7 +39,13 @@ python3 "$here/oracle.py" plan --nodes "$source_dir/tests/nodes" --examples "$so
   --install-yaml "$source_dir/packaging/install.yaml" --extra "$here/oracle-templates.yaml" --work "$work" >&2
 k apply -f "$work/classes.yaml" >/dev/null
 k apply -f "$work/nodes.yaml" >/dev/null
-k replace --subresource=status -f "$work/nodes-status.yaml" >/dev/null
+# The node lifecycle controller writes the new Nodes (taints) at the same
+# time: a status write that meets its change is refused (Conflict) and tried again.
+for ((i = 0; ; i++)); do
+  out=$(k replace --subresource=status -f "$work/nodes-status.yaml" 2>&1 >/dev/null) && break
+  [[ $out == *"the object has been modified"* && $i -lt 10 ]] || fail "the Nodes' status: $out"
+  sleep 0.5
+done
 [[ ! -s $work/gpu-slices.yaml ]] || k apply -f "$work/gpu-slices.yaml" >/dev/null
 
 log "2. dranetd --once publishes every case Node's devices"
